@@ -1,0 +1,419 @@
+//===- HKTOps.cpp - hkt dialect operations --------------------------------===//
+//
+// Verifiers (every shape and attribute rule of shared/SPEC.md) and the
+// decomposition of hkt.attention into the step ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/HKTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+//===----------------------------------------------------------------------===//
+// Shape checking helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A dimension is either static or ShapedType::kDynamic; dynamic dimensions
+/// match anything (they are checked at run time by the runtime's manifest).
+bool dimsMatch(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+int64_t ceilDivDim(int64_t a, int64_t s) {
+  return ShapedType::isDynamic(a) ? ShapedType::kDynamic : (a + s - 1) / s;
+}
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      ", ");
+  os << "]";
+  return s;
+}
+
+/// Emits "<name> must have shape <layout> = [..], got [..]" unless `value`'s
+/// shape matches `expected` (dynamic dimensions match anything).
+LogicalResult expectShape(Operation *op, StringRef name, Value value,
+                          ArrayRef<int64_t> expected, StringRef layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  bool ok = type.getRank() == static_cast<int64_t>(expected.size());
+  for (auto [got, want] : llvm::zip(type.getShape(), expected))
+    ok = ok && dimsMatch(got, want);
+  if (ok)
+    return success();
+  return op->emitOpError() << name << " must have shape " << layout << " = "
+                           << shapeStr(expected) << ", got "
+                           << shapeStr(type.getShape());
+}
+
+LogicalResult expectRank(Operation *op, StringRef name, Value value,
+                         int64_t rank, StringRef layout) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << name << " must be " << layout << " (rank "
+                           << rank << "), got rank " << type.getRank();
+}
+
+/// All float operands of an hkt op share one element type.
+LogicalResult expectSameElementType(Operation *op, ValueRange values) {
+  Type first;
+  for (Value v : values) {
+    Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    if (!first)
+      first = elt;
+    else if (elt != first)
+      return op->emitOpError()
+             << "float operands must share one element type, got " << first
+             << " and " << elt;
+  }
+  return success();
+}
+
+/// Checks that `heads` divides the model width (when static).
+LogicalResult expectHeadsDivide(Operation *op, int64_t dim, int64_t heads) {
+  if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads) ||
+      dim % heads == 0)
+    return success();
+  return op->emitOpError() << "model width D = " << dim
+                           << " is not divisible by the number of heads H = "
+                           << heads;
+}
+
+int64_t dimOf(Value v, unsigned i) {
+  return cast<RankedTensorType>(v.getType()).getDimSize(i);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// DownsampleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DownsampleOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(
+          op, {getInput(), getWeight(), getBias(), getInit()})) ||
+      failed(expectRank(op, "input", getInput(), 3, "B x T x D")) ||
+      failed(expectRank(op, "weight", getWeight(), 2, "D x k")))
+    return failure();
+  int64_t b = dimOf(getInput(), 0), t = dimOf(getInput(), 1),
+          d = dimOf(getInput(), 2), k = dimOf(getWeight(), 1);
+  int64_t s = getStride();
+  if (failed(expectShape(op, "weight", getWeight(), {d, k}, "D x k")) ||
+      failed(expectShape(op, "bias", getBias(), {d}, "D")) ||
+      failed(expectShape(op, "init", getInit(), {b, ceilDivDim(t, s), d},
+                         "B x ceil(T / stride) x D")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LevelScoresOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LevelScoresOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getQuery(), getKey(), getInit()})) ||
+      failed(expectRank(op, "query", getQuery(), 3, "B x Tq x D")) ||
+      failed(expectRank(op, "init", getInit(), 4, "B x H x Tq x Tk")))
+    return failure();
+  int64_t b = dimOf(getQuery(), 0), tq = dimOf(getQuery(), 1),
+          d = dimOf(getQuery(), 2), h = dimOf(getInit(), 1);
+  int64_t tk = dimOf(getKey(), 1);
+  if (failed(expectShape(op, "key", getKey(), {b, tk, d}, "B x Tk x D")) ||
+      failed(expectShape(op, "init", getInit(), {b, h, tq, tk},
+                         "B x H x Tq x Tk")))
+    return failure();
+  return expectHeadsDivide(op, d, h);
+}
+
+//===----------------------------------------------------------------------===//
+// UpsampleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult UpsampleOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getInput(), getInit()})) ||
+      failed(expectRank(op, "input", getInput(), 4, "B x H x Tq' x Tk'")) ||
+      failed(expectRank(op, "init", getInit(), 4, "B x H x Tq x Tk")))
+    return failure();
+  int64_t f = getFactor();
+  auto in = cast<RankedTensorType>(getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(getInit().getType()).getShape();
+  if (failed(expectShape(op, "init", getInit(), {in[0], in[1], out[2], out[3]},
+                         "B x H x Tq x Tk")))
+    return failure();
+  for (unsigned i : {2u, 3u}) {
+    if (!dimsMatch(ceilDivDim(out[i], f), in[i]))
+      return emitOpError() << "input dimension " << i << " must be ceil("
+                           << out[i] << " / " << f << ") = "
+                           << ceilDivDim(out[i], f) << ", got " << in[i];
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvexFuseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvexFuseOp::verify() {
+  Operation *op = getOperation();
+  if (getScores().empty())
+    return emitOpError("needs at least one score operand");
+  SmallVector<Value> all(getScores());
+  all.push_back(getTheta());
+  all.push_back(getInit());
+  if (failed(expectSameElementType(op, all)) ||
+      failed(expectRank(op, "init", getInit(), 4, "B x H x Tq x Tk")))
+    return failure();
+  auto shape = cast<RankedTensorType>(getInit().getType()).getShape();
+  for (auto [i, s] : llvm::enumerate(getScores())) {
+    std::string name = "score operand #" + std::to_string(i);
+    if (failed(expectShape(op, name, s, shape, "B x H x Tq x Tk")))
+      return failure();
+  }
+  int64_t levels = getScores().size();
+  return expectShape(op, "theta", getTheta(), {shape[1], levels},
+                     "H x (number of score operands)");
+}
+
+//===----------------------------------------------------------------------===//
+// MaskOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getInput(), getInit()})) ||
+      failed(expectRank(op, "input", getInput(), 4, "B x H x Tq x Tk")))
+    return failure();
+  auto shape = cast<RankedTensorType>(getInput().getType()).getShape();
+  if (failed(expectShape(op, "init", getInit(), shape, "B x H x Tq x Tk")))
+    return failure();
+  if (getCausal() && !dimsMatch(shape[2], shape[3]))
+    return emitOpError() << "causal masking needs square scores, got Tq = "
+                         << shape[2] << " and Tk = " << shape[3];
+  if (getLengths() &&
+      failed(expectShape(op, "lengths", getLengths(), {shape[0]}, "B")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttendOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttendOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getProbs(), getValue(), getInit()})) ||
+      failed(expectRank(op, "probs", getProbs(), 4, "B x H x Tq x Tk")) ||
+      failed(expectRank(op, "value", getValue(), 3, "B x Tk x D")))
+    return failure();
+  auto p = cast<RankedTensorType>(getProbs().getType()).getShape();
+  int64_t d = dimOf(getValue(), 2);
+  if (failed(expectShape(op, "value", getValue(), {p[0], p[3], d},
+                         "B x Tk x D")) ||
+      failed(expectShape(op, "init", getInit(), {p[0], p[2], d},
+                         "B x Tq x D")))
+    return failure();
+  return expectHeadsDivide(op, d, p[1]);
+}
+
+//===----------------------------------------------------------------------===//
+// HybridOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult HybridOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(
+          op, {getAttn(), getValue(), getConvU(), getGamma(), getInit()})) ||
+      failed(expectRank(op, "attn", getAttn(), 3, "B x T x D")) ||
+      failed(expectRank(op, "conv_u", getConvU(), 2, "D x kc")) ||
+      failed(expectRank(op, "gamma", getGamma(), 1, "H")))
+    return failure();
+  auto shape = cast<RankedTensorType>(getAttn().getType()).getShape();
+  if (failed(expectShape(op, "value", getValue(), shape, "B x T x D")) ||
+      failed(expectShape(op, "init", getInit(), shape, "B x T x D")) ||
+      failed(expectShape(op, "conv_u", getConvU(),
+                         {shape[2], dimOf(getConvU(), 1)}, "D x kc")))
+    return failure();
+  return expectHeadsDivide(op, shape[2], dimOf(getGamma(), 0));
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  SmallVector<Value> floats = {getX(), getWq(), getWk(), getWv(),
+                               getWo(), getTheta(), getInit()};
+  for (Value v : {getDownW(), getDownB(), getConvU(), getGamma()})
+    if (v)
+      floats.push_back(v);
+  if (failed(expectSameElementType(op, floats)) ||
+      failed(expectRank(op, "x", getX(), 3, "B x T x D")))
+    return failure();
+  int64_t b = dimOf(getX(), 0), t = dimOf(getX(), 1), d = dimOf(getX(), 2);
+  int64_t h = getHeads(), l = getLevels();
+  if (failed(expectHeadsDivide(op, d, h)) ||
+      failed(expectShape(op, "wq", getWq(), {l, d, d}, "L x D x D")) ||
+      failed(expectShape(op, "wk", getWk(), {l, d, d}, "L x D x D")) ||
+      failed(expectShape(op, "wv", getWv(), {d, d}, "D x D")) ||
+      failed(expectShape(op, "wo", getWo(), {d, d}, "D x D")) ||
+      failed(expectShape(op, "theta", getTheta(), {h, l}, "H x L")) ||
+      failed(expectShape(op, "init", getInit(), {b, t, d}, "B x T x D")))
+    return failure();
+
+  // Downsampling weights exist exactly when there is more than one level.
+  if (l > 1 && (!getDownW() || !getDownB()))
+    return emitOpError() << "levels = " << l
+                         << " needs downsample(down_w, down_b) operands";
+  if (l == 1 && (getDownW() || getDownB()))
+    return emitOpError("levels = 1 takes no downsample operands");
+  if (getDownW() &&
+      (failed(expectShape(op, "down_w", getDownW(), {l - 1, d, static_cast<int64_t>(getKernel())},
+                          "(L-1) x D x kernel")) ||
+       failed(expectShape(op, "down_b", getDownB(), {l - 1, d},
+                          "(L-1) x D"))))
+    return failure();
+
+  // The convolution branch exists exactly when the head is hybrid.
+  if (getHybrid() && (!getConvU() || !getGamma()))
+    return emitOpError("hybrid = true needs conv(conv_u, gamma) operands");
+  if (!getHybrid() && (getConvU() || getGamma()))
+    return emitOpError("conv(conv_u, gamma) operands need hybrid = true");
+  if (getConvU() &&
+      (failed(expectShape(op, "conv_u", getConvU(), {d, static_cast<int64_t>(getConvKernel())},
+                          "D x conv_kernel")) ||
+       failed(expectShape(op, "gamma", getGamma(), {h}, "H"))))
+    return failure();
+
+  if (getLengths() &&
+      failed(expectShape(op, "lengths", getLengths(), {b}, "B")))
+    return failure();
+  return success();
+}
+
+namespace {
+/// Small builder helpers for the decomposition; every tensor is static.
+struct LayerBuilder {
+  OpBuilder &b;
+  Location loc;
+  Type elt;
+
+  Value empty(ArrayRef<int64_t> shape) {
+    return tensor::EmptyOp::create(b, loc, shape, elt);
+  }
+
+  Value zeros(Value dest) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    return linalg::FillOp::create(b, loc, zero, dest).getResult(0);
+  }
+
+  /// The slice `w[index]` of a stacked weight, rank-reduced by one.
+  Value slice(Value stacked, int64_t index) {
+    auto type = cast<RankedTensorType>(stacked.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    offsets[0] = b.getIndexAttr(index);
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
+    for (int64_t i = 1; i < rank; ++i)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    auto resultType =
+        RankedTensorType::get(type.getShape().drop_front(), type.getElementType());
+    return tensor::ExtractSliceOp::create(b, loc, resultType, stacked, offsets,
+                                          sizes, strides);
+  }
+
+  /// `act W` for `act`: B x T x Din and `W`: Din x Dout, as one linalg.matmul
+  /// on the (B*T) x Din view, accumulating into a zeroed `dest` (B x T x Dout).
+  Value project(Value act, Value weight, Value dest) {
+    SmallVector<ReassociationIndices> collapse = {{0, 1}, {2}};
+    Value a = tensor::CollapseShapeOp::create(b, loc, act, collapse);
+    Value acc = zeros(tensor::CollapseShapeOp::create(b, loc, dest, collapse));
+    Value mm = linalg::MatmulOp::create(b, loc, ValueRange{a, weight},
+                                        ValueRange{acc})
+                   .getResult(0);
+    return tensor::ExpandShapeOp::create(b, loc, dest.getType(), mm, collapse);
+  }
+};
+} // namespace
+
+FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
+  auto xType = cast<RankedTensorType>(getX().getType());
+  if (!xType.hasStaticShape())
+    return emitOpError("decomposition needs a static shape, got ") << xType,
+           failure();
+  LayerBuilder lb{b, getLoc(), xType.getElementType()};
+  int64_t batch = xType.getDimSize(0), t = xType.getDimSize(1),
+          d = xType.getDimSize(2);
+  int64_t heads = getHeads(), levels = getLevels(), stride = getStride();
+
+  // V = X Wv, level 0 only (SPEC 2).
+  Value value = lb.project(getX(), getWv(), lb.empty({batch, t, d}));
+
+  // Per level: downsample (SPEC 1), project (2), score (3), upsample (4).
+  SmallVector<Value> scores;
+  Value xl = getX();
+  int64_t tl = t, factor = 1;
+  for (int64_t l = 0; l < levels; ++l) {
+    if (l > 0) {
+      tl = (tl + stride - 1) / stride;
+      factor *= stride;
+      Value init = lb.empty({batch, tl, d});
+      xl = DownsampleOp::create(b, getLoc(), init.getType(), xl,
+                                lb.slice(getDownW(), l - 1),
+                                lb.slice(getDownB(), l - 1), init, stride);
+    }
+    Value q = lb.project(xl, lb.slice(getWq(), l), lb.empty({batch, tl, d}));
+    Value k = lb.project(xl, lb.slice(getWk(), l), lb.empty({batch, tl, d}));
+    Value init = lb.empty({batch, heads, tl, tl});
+    Value s = LevelScoresOp::create(b, getLoc(), init.getType(), q, k, init);
+    if (l > 0) {
+      Value upInit = lb.empty({batch, heads, t, t});
+      s = UpsampleOp::create(b, getLoc(), upInit.getType(), s, upInit, factor);
+    }
+    scores.push_back(s);
+  }
+
+  // Convex fusion (SPEC 4), masks (5), softmax and A V (6).
+  SmallVector<int64_t> scoreShape = {batch, heads, t, t};
+  Value scoreInit = lb.empty(scoreShape);
+  Type scoreType = scoreInit.getType();
+  Value fused = ConvexFuseOp::create(b, getLoc(), scoreType, scores, getTheta(),
+                                     scoreInit);
+  Value masked = MaskOp::create(b, getLoc(), scoreType, fused, getLengths(),
+                                lb.empty(scoreShape), getCausal());
+  Value probs = linalg::SoftmaxOp::create(b, getLoc(), masked.getType(), masked,
+                                          lb.empty(scoreShape), /*dimension=*/3)
+                    .getResult()[0];
+  Value outInit = lb.empty({batch, t, d});
+  Type outType = outInit.getType();
+  Value out = AttendOp::create(b, getLoc(), outType, probs, value, outInit);
+
+  // Hybrid head (SPEC 7) and output projection (8) into the destination.
+  if (getHybrid())
+    out = HybridOp::create(b, getLoc(), outType, out, value, getConvU(),
+                           getGamma(), lb.empty({batch, t, d}));
+  return SmallVector<Value>{lb.project(out, getWo(), getInit())};
+}
+
+#define GET_OP_CLASSES
+#include "dialect/HKTOps.cpp.inc"

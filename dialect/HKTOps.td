@@ -1,0 +1,326 @@
+//===- HKTOps.td - hkt dialect operations ------------------*- tablegen -*-===//
+//
+// One op per equation of shared/SPEC.md, plus the whole layer. All ops are on
+// ranked tensors, in destination-passing style (`outs(%init)`, the result has
+// the type of `%init`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_DIALECT_HKTOPS_TD
+#define HKT_DIALECT_HKTOPS_TD
+
+include "dialect/HKTDialect.td"
+include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+def HKT_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def HKT_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def HKT_PositiveI64Attr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
+
+/// Shared by every hkt op: pure tensor semantics, destination style (the init
+/// operand is named `init`), and a C++ verifier.
+class HKT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<HKT_Dialect, mnemonic,
+         !listconcat([Pure, DestinationStyleOpInterface], traits)> {
+  code dpsDecl = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+  let extraClassDeclaration = dpsDecl;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Step ops
+//===----------------------------------------------------------------------===//
+
+def HKT_DownsampleOp : HKT_Op<"downsample"> {
+  let summary = "learned causal depthwise downsampling by a stride (SPEC 1)";
+  let description = [{
+    One level of causal, depthwise, strided downsampling (SPEC section 1):
+
+    ```
+    out[b, t, c] = bias[c] + sum_{m=0..k-1} weight[c, m] * input[b, s*t - m, c]
+    ```
+
+    with `s = stride`, `k` the second dimension of `weight`, and terms with a
+    negative sequence index equal to zero (causal left padding). Output token
+    `t` sees only input positions `<= s*t`. `input` is `B x T x D`, `weight`
+    `D x k`, `bias` `D`, and the result `B x ceil(T/s) x D`.
+
+    Example:
+
+    ```mlir
+    %y = hkt.downsample ins(%x, %w, %b : tensor<2x37x32xf32>, tensor<32x3xf32>,
+                                        tensor<32xf32>)
+           outs(%init : tensor<2x19x32xf32>) stride = 2 -> tensor<2x19x32xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, HKT_FloatTensor:$weight,
+                       HKT_FloatTensor:$bias, HKT_FloatTensor:$init,
+                       HKT_PositiveI64Attr:$stride);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $weight `,` $bias `:` type($input) `,` type($weight)
+    `,` type($bias) `)` `outs` `(` $init `:` type($init) `)`
+    `stride` `=` $stride attr-dict `->` type($result)
+  }];
+}
+
+def HKT_LevelScoresOp : HKT_Op<"level_scores"> {
+  let summary = "per-head scaled dot-product scores of one level (SPEC 3)";
+  let description = [{
+    The score matrix of one level (SPEC section 3):
+
+    ```
+    out[b, h, q, p] = (query[b, q, h] . key[b, p, h]) / sqrt(d)
+    ```
+
+    `query` is `B x Tq x D`, `key` `B x Tk x D`, the result `B x H x Tq x Tk`;
+    the number of heads `H` is the result's dimension 1 and `d = D / H`; head
+    `h` owns columns `[h*d, (h+1)*d)`.
+
+    Example:
+
+    ```mlir
+    %s = hkt.level_scores ins(%q, %k : tensor<2x19x32xf32>, tensor<2x19x32xf32>)
+           outs(%init : tensor<2x4x19x19xf32>) -> tensor<2x4x19x19xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$query, HKT_FloatTensor:$key,
+                       HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `:` type($query) `,` type($key) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+def HKT_UpsampleOp : HKT_Op<"upsample"> {
+  let summary = "nearest-neighbour upsampling of a score matrix (SPEC 4)";
+  let description = [{
+    Nearest-neighbour upsampling in both sequence dimensions (SPEC section 4):
+
+    ```
+    out[b, h, i, j] = input[b, h, floor(i / f), floor(j / f)]
+    ```
+
+    with `f = factor` (`s^l` for level `l`). `input` is `B x H x Tq' x Tk'`
+    and the result `B x H x Tq x Tk` with `ceil(Tq / f) = Tq'` and
+    `ceil(Tk / f) = Tk'`.
+
+    Example:
+
+    ```mlir
+    %u = hkt.upsample ins(%s : tensor<2x4x10x10xf32>)
+           outs(%init : tensor<2x4x37x37xf32>) factor = 4 -> tensor<2x4x37x37xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, HKT_FloatTensor:$init,
+                       HKT_PositiveI64Attr:$factor);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $init `:` type($init) `)`
+    `factor` `=` $factor attr-dict `->` type($result)
+  }];
+}
+
+def HKT_ConvexFuseOp : HKT_Op<"convex_fuse"> {
+  let summary = "convex combination of level scores with softmax(theta) (SPEC 4)";
+  let description = [{
+    Fuses the (upsampled) level scores with learned convex weights
+    (SPEC section 4):
+
+    ```
+    lambda[h, :] = softmax(theta[h, :])
+    out[b, h, i, j] = sum_l lambda[h, l] * scores_l[b, h, i, j]
+    ```
+
+    Every `scores_l` has the result's shape `B x H x Tq x Tk`; `theta` is
+    `H x L` where `L` is the number of score operands.
+
+    Example:
+
+    ```mlir
+    %f = hkt.convex_fuse ins(%s0, %s1 : tensor<2x4x37x37xf32>, tensor<2x4x37x37xf32>)
+           theta(%theta : tensor<4x2xf32>)
+           outs(%init : tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<HKT_FloatTensor>:$scores,
+                       HKT_FloatTensor:$theta, HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $scores `:` type($scores) `)` `theta` `(` $theta `:` type($theta) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+def HKT_MaskOp : HKT_Op<"mask"> {
+  let summary = "causal and key-length masks on a score matrix (SPEC 5)";
+  let description = [{
+    Sets masked scores to `-inf` (SPEC section 5):
+
+    ```
+    out[b, h, i, j] = -inf                 if causal and j > i
+                      -inf                 if lengths given and j >= lengths[b]
+                      input[b, h, i, j]    otherwise
+    ```
+
+    `input` is `B x H x T x T` (square when `causal`); `lengths`, when given,
+    is a `B` vector of integers in `[1, Tk]` (rows `i >= lengths[b]` are
+    computed as usual). A softmax over `j` (`linalg.softmax`) follows.
+
+    Example:
+
+    ```mlir
+    %m = hkt.mask ins(%s : tensor<2x4x37x37xf32>) lengths(%len : tensor<2xi32>)
+           outs(%init : tensor<2x4x37x37xf32>) {causal = true} -> tensor<2x4x37x37xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, Optional<HKT_IntTensor>:$lengths,
+                       HKT_FloatTensor:$init,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+def HKT_AttendOp : HKT_Op<"attend"> {
+  let summary = "per-head weighted sum of values (SPEC 6)";
+  let description = [{
+    Applies attention probabilities to the values, head by head
+    (SPEC section 6):
+
+    ```
+    out[b, i, h] = sum_j probs[b, h, i, j] * value[b, j, h]
+    ```
+
+    `probs` is `B x H x Tq x Tk`, `value` `B x Tk x D`, the result
+    `B x Tq x D`; `x[b, i, h]` denotes the `d = D / H` columns of head `h`.
+
+    Example:
+
+    ```mlir
+    %a = hkt.attend ins(%p, %v : tensor<2x4x37x37xf32>, tensor<2x37x32xf32>)
+           outs(%init : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$probs, HKT_FloatTensor:$value,
+                       HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $probs `,` $value `:` type($probs) `,` type($value) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+def HKT_HybridOp : HKT_Op<"hybrid"> {
+  let summary = "per-head mix of attention and a causal convolution (SPEC 7)";
+  let description = [{
+    The hybrid head (SPEC section 7):
+
+    ```
+    C[b, i, c]  = sum_{m=0..kc-1} conv_u[c, m] * value[b, i - m, c]
+    beta[h]     = sigmoid(gamma[h])
+    out[b, i, h] = beta[h] * attn[b, i, h] + (1 - beta[h]) * C[b, i, h]
+    ```
+
+    The convolution is always causal (negative indices are zero). `attn` and
+    `value` are `B x T x D`, `conv_u` `D x kc`, `gamma` `H` (the number of
+    heads), the result `B x T x D`.
+
+    Example:
+
+    ```mlir
+    %o = hkt.hybrid ins(%attn, %v, %u, %g : tensor<2x37x32xf32>, tensor<2x37x32xf32>,
+                                          tensor<32x3xf32>, tensor<4xf32>)
+           outs(%init : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$attn, HKT_FloatTensor:$value,
+                       HKT_FloatTensor:$conv_u, HKT_FloatTensor:$gamma,
+                       HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $attn `,` $value `,` $conv_u `,` $gamma `:` type($attn) `,`
+    type($value) `,` type($conv_u) `,` type($gamma) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// The whole layer
+//===----------------------------------------------------------------------===//
+
+def HKT_AttentionOp : HKT_Op<"attention", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
+  let summary = "one Hierarchical Kernel Transformer attention layer (SPEC 1-8)";
+  let description = [{
+    The whole HKT attention layer of shared/SPEC.md, sections 1-8:
+
+    ```
+    X^(0) = x;  X^(l) = downsample(X^(l-1), down_w[l-1], down_b[l-1])   (l >= 1)
+    S^(l) = (X^(l) wq[l]) (X^(l) wk[l])^T / sqrt(d)      per head
+    S     = sum_l softmax(theta)[h, l] * upsample(S^(l), stride^l)
+    A     = softmax_j(mask(S))                            causal / key lengths
+    Attn  = A (x wv)                                      per head
+    O     = sigmoid(gamma) Attn + (1 - sigmoid(gamma)) causal_conv(x wv, conv_u)
+    y     = O wo
+    ```
+
+    Operands: `x` (`B x T x D`), `wq`, `wk` (`L x D x D`), `wv`, `wo`
+    (`D x D`), `theta` (`H x L`); `downsample(down_w, down_b)`
+    (`(L-1) x D x kernel`, `(L-1) x D`) exactly when `levels > 1`;
+    `conv(conv_u, gamma)` (`D x conv_kernel`, `H`) exactly when `hybrid`;
+    optional `lengths` (`B` integers in `[1, T]`, the key lengths). Weights are
+    input-major (`Y = X W`). With `levels = 1` and `hybrid = false` this is
+    standard multi-head attention.
+
+    `hkt-decompose` rewrites it into the step ops (`decomposeOperation`).
+
+    Example:
+
+    ```mlir
+    %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta
+           : tensor<2x64x32xf32>, tensor<3x32x32xf32>, tensor<3x32x32xf32>,
+             tensor<32x32xf32>, tensor<32x32xf32>, tensor<4x3xf32>)
+           downsample(%dw, %db : tensor<2x32x3xf32>, tensor<2x32xf32>)
+           conv(%u, %g : tensor<32x3xf32>, tensor<4xf32>)
+           lengths(%len : tensor<2xi32>)
+           outs(%init : tensor<2x64x32xf32>)
+           {causal = true, heads = 4 : i64, levels = 3 : i64} -> tensor<2x64x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    HKT_FloatTensor:$x, HKT_FloatTensor:$wq, HKT_FloatTensor:$wk,
+    HKT_FloatTensor:$wv, HKT_FloatTensor:$wo, HKT_FloatTensor:$theta,
+    Optional<HKT_FloatTensor>:$down_w, Optional<HKT_FloatTensor>:$down_b,
+    Optional<HKT_FloatTensor>:$conv_u, Optional<HKT_FloatTensor>:$gamma,
+    Optional<HKT_IntTensor>:$lengths,
+    HKT_FloatTensor:$init,
+    HKT_PositiveI64Attr:$heads,
+    HKT_PositiveI64Attr:$levels,
+    DefaultValuedAttr<HKT_PositiveI64Attr, "2">:$stride,
+    DefaultValuedAttr<HKT_PositiveI64Attr, "3">:$kernel,
+    DefaultValuedAttr<HKT_PositiveI64Attr, "3">:$conv_kernel,
+    DefaultValuedAttr<BoolAttr, "false">:$hybrid,
+    DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $wq `,` $wk `,` $wv `,` $wo `,` $theta `:` type($x) `,`
+    type($wq) `,` type($wk) `,` type($wv) `,` type($wo) `,` type($theta) `)`
+    (`downsample` `(` $down_w^ `,` $down_b `:` type($down_w) `,` type($down_b) `)`)?
+    (`conv` `(` $conv_u^ `,` $gamma `:` type($conv_u) `,` type($gamma) `)`)?
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+#endif // HKT_DIALECT_HKTOPS_TD

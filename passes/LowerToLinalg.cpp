@@ -1,0 +1,402 @@
+//===- LowerToLinalg.cpp - hkt-lower-to-linalg ----------------------------===//
+//
+// The reference lowering: every hkt step op becomes linalg.generic ops on
+// tensors, following shared/SPEC.md equation by equation. Score matrices are
+// materialised (B x H x T x T); the fused path (hkt-fuse) never does that.
+//
+// Causal left padding is explicit: the sequence is copied into a zero tensor
+// k-1 positions to the right, so `x[s*t - m]` becomes the affine access
+// `xp[s*t + (k-1) - m]`, with no bounds checks in the loop body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/HKTOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+namespace mlir::hkt {
+#define GEN_PASS_DEF_HKTLOWERTOLINALGPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::hkt
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+namespace {
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+/// A tensor of `type` filled with zeros (the accumulator of a contraction).
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  Value zero = constantFloat(b, loc, type.getElementType(), 0.0);
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+/// `x` (B x T x D) shifted right by `pad` zero rows: B x (T + pad) x D.
+Value padSequenceLeft(OpBuilder &b, Location loc, Value x, int64_t pad) {
+  RankedTensorType type = tensorType(x);
+  if (pad == 0)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] += pad;
+  Value padded =
+      zeros(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(pad),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, x, padded, offsets, sizes,
+                                       strides);
+}
+
+/// B x T x D -> B x T x H x d (head h owns columns [h*d, (h+1)*d)).
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
+  RankedTensorType type = tensorType(x);
+  auto shape = type.getShape();
+  auto split = RankedTensorType::get(
+      {shape[0], shape[1], heads, shape[2] / heads}, type.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, split, x,
+                                       {{0}, {1}, {2, 3}});
+}
+
+Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+  return tensor::CollapseShapeOp::create(b, loc, x,
+                                         {{0}, {1}, {2, 3}});
+}
+
+AffineMap map(unsigned dims, ArrayRef<AffineExpr> results, MLIRContext *ctx) {
+  return AffineMap::get(dims, 0, results, ctx);
+}
+
+/// SPEC 1: out[b,t,c] = bias[c] + sum_m w[c,m] * x[b, s*t - m, c].
+struct LowerDownsample : OpRewritePattern<DownsampleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DownsampleOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    int64_t k = tensorType(op.getWeight()).getDimSize(1);
+    int64_t s = op.getStride();
+    Value xp = padSequenceLeft(rw, loc, op.getInput(), k - 1);
+
+    AffineExpr b, t, c, m;
+    bindDims(ctx, b, t, c, m);
+    Type resultType = op.getType();
+    // Start from the bias broadcast over (b, t), then accumulate the taps.
+    Value biased =
+        linalg::GenericOp::create(
+            rw, loc, resultType, ValueRange{op.getBias()},
+            ValueRange{op.getInit()},
+            {map(3, {c}, ctx), map(3, {b, t, c}, ctx)}, {kPar, kPar, kPar},
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, args[0]);
+            })
+            .getResult(0);
+    auto conv = linalg::GenericOp::create(
+        rw, loc, resultType, ValueRange{xp, op.getWeight()}, ValueRange{biased},
+        {map(4, {b, t * s + (k - 1) - m, c}, ctx), map(4, {c, m}, ctx),
+         map(4, {b, t, c}, ctx)},
+        {kPar, kPar, kPar, kRed},
+        [](OpBuilder &nb, Location l, ValueRange args) {
+          Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+          Value sum = arith::AddFOp::create(nb, l, args[2], prod);
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    rw.replaceOp(op, conv.getResults());
+    return success();
+  }
+};
+
+/// SPEC 3: out[b,h,q,p] = (Q[b,q,h] . K[b,p,h]) / sqrt(d).
+struct LowerLevelScores : OpRewritePattern<LevelScoresOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LevelScoresOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType outType = op.getType();
+    int64_t heads = outType.getDimSize(1);
+    int64_t headDim = tensorType(op.getQuery()).getDimSize(2) / heads;
+    Type elt = outType.getElementType();
+    Value q = splitHeads(rw, loc, op.getQuery(), heads);
+    Value k = splitHeads(rw, loc, op.getKey(), heads);
+    Value scale = constantFloat(rw, loc, elt, 1.0 / std::sqrt(double(headDim)));
+
+    AffineExpr b, h, i, j, e;
+    bindDims(ctx, b, h, i, j, e);
+    auto scores = linalg::GenericOp::create(
+        rw, loc, outType, ValueRange{q, k}, ValueRange{zeros(rw, loc, outType)},
+        {map(5, {b, i, h, e}, ctx), map(5, {b, j, h, e}, ctx),
+         map(5, {b, h, i, j}, ctx)},
+        {kPar, kPar, kPar, kPar, kRed},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+          Value scaled = arith::MulFOp::create(nb, l, prod, scale);
+          linalg::YieldOp::create(
+              nb, l, arith::AddFOp::create(nb, l, args[2], scaled).getResult());
+        });
+    rw.replaceOp(op, scores.getResults());
+    return success();
+  }
+};
+
+/// SPEC 4: out[b,h,i,j] = in[b,h,floor(i/f),floor(j/f)].
+struct LowerUpsample : OpRewritePattern<UpsampleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UpsampleOp op,
+                                PatternRewriter &rw) const override {
+    MLIRContext *ctx = rw.getContext();
+    int64_t f = op.getFactor();
+    AffineExpr b, h, i, j;
+    bindDims(ctx, b, h, i, j);
+    auto up = linalg::GenericOp::create(
+        rw, op.getLoc(), op.getType(), ValueRange{op.getInput()},
+        ValueRange{op.getInit()},
+        {map(4, {b, h, i.floorDiv(f), j.floorDiv(f)}, ctx),
+         map(4, {b, h, i, j}, ctx)},
+        {kPar, kPar, kPar, kPar},
+        [](OpBuilder &nb, Location l, ValueRange args) {
+          linalg::YieldOp::create(nb, l, args[0]);
+        });
+    rw.replaceOp(op, up.getResults());
+    return success();
+  }
+};
+
+/// SPEC 4: lambda = softmax(theta) over levels; out = sum_l lambda[h,l] S_l.
+struct LowerConvexFuse : OpRewritePattern<ConvexFuseOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvexFuseOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType thetaType = tensorType(op.getTheta());
+    Value lambdaInit = tensor::EmptyOp::create(
+        rw, loc, thetaType.getShape(), thetaType.getElementType());
+    Value lambda = linalg::SoftmaxOp::create(rw, loc, thetaType, op.getTheta(),
+                                             lambdaInit, /*dimension=*/1)
+                       .getResult()[0];
+
+    AffineExpr b, h, i, j;
+    bindDims(ctx, b, h, i, j);
+    SmallVector<Value> inputs(op.getScores());
+    SmallVector<AffineMap> maps(inputs.size(), map(4, {b, h, i, j}, ctx));
+    int64_t levels = inputs.size();
+    for (int64_t l = 0; l < levels; ++l) {
+      inputs.push_back(lambda);
+      maps.push_back(map(4, {h, getAffineConstantExpr(l, ctx)}, ctx));
+    }
+    maps.push_back(map(4, {b, h, i, j}, ctx));
+    auto fused = linalg::GenericOp::create(
+        rw, loc, op.getType(), inputs, ValueRange{op.getInit()}, maps,
+        {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value sum;
+          for (int64_t lv = 0; lv < levels; ++lv) {
+            Value term =
+                arith::MulFOp::create(nb, l, args[levels + lv], args[lv]);
+            sum = sum ? arith::AddFOp::create(nb, l, sum, term).getResult()
+                      : term;
+          }
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    rw.replaceOp(op, fused.getResults());
+    return success();
+  }
+};
+
+/// SPEC 5: -inf where j > i (causal) or j >= lengths[b].
+struct LowerMask : OpRewritePattern<MaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaskOp op, PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    auto elt = cast<FloatType>(op.getType().getElementType());
+    Value negInf = arith::ConstantOp::create(
+        rw, loc, elt,
+        rw.getFloatAttr(elt, APFloat::getInf(elt.getFloatSemantics(),
+                                             /*Negative=*/true)));
+    AffineExpr b, h, i, j;
+    bindDims(ctx, b, h, i, j);
+    SmallVector<Value> inputs = {op.getInput()};
+    SmallVector<AffineMap> maps = {map(4, {b, h, i, j}, ctx)};
+    if (Value lengths = op.getLengths()) {
+      inputs.push_back(lengths);
+      maps.push_back(map(4, {b}, ctx));
+    }
+    maps.push_back(map(4, {b, h, i, j}, ctx));
+    bool causal = op.getCausal();
+    bool hasLengths = static_cast<bool>(op.getLengths());
+    auto masked = linalg::GenericOp::create(
+        rw, loc, op.getType(), inputs, ValueRange{op.getInit()}, maps,
+        {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value row = linalg::IndexOp::create(nb, l, 2);
+          Value col = linalg::IndexOp::create(nb, l, 3);
+          Value drop = arith::ConstantOp::create(nb, l, nb.getBoolAttr(false));
+          if (causal)
+            drop = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt, col,
+                                         row);
+          if (hasLengths) {
+            Value len = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                                   args[1]);
+            Value past = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::sge, col, len);
+            drop = arith::OrIOp::create(nb, l, drop, past);
+          }
+          linalg::YieldOp::create(
+              nb, l,
+              arith::SelectOp::create(nb, l, drop, negInf, args[0])
+                  .getResult());
+        });
+    rw.replaceOp(op, masked.getResults());
+    return success();
+  }
+};
+
+/// SPEC 6: out[b,i,h] = sum_j P[b,h,i,j] V[b,j,h].
+struct LowerAttend : OpRewritePattern<AttendOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttendOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    int64_t heads = tensorType(op.getProbs()).getDimSize(1);
+    Value v = splitHeads(rw, loc, op.getValue(), heads);
+    Value acc = splitHeads(rw, loc, op.getInit(), heads);
+    acc = zeros(rw, loc, tensorType(acc));
+    AffineExpr b, h, i, j, e;
+    bindDims(ctx, b, h, i, j, e);
+    auto attend = linalg::GenericOp::create(
+        rw, loc, acc.getType(), ValueRange{op.getProbs(), v}, ValueRange{acc},
+        {map(5, {b, h, i, j}, ctx), map(5, {b, j, h, e}, ctx),
+         map(5, {b, i, h, e}, ctx)},
+        {kPar, kPar, kPar, kRed, kPar},
+        [](OpBuilder &nb, Location l, ValueRange args) {
+          Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+          linalg::YieldOp::create(
+              nb, l, arith::AddFOp::create(nb, l, args[2], prod).getResult());
+        });
+    rw.replaceOp(op, mergeHeads(rw, loc, attend.getResult(0)));
+    return success();
+  }
+};
+
+/// SPEC 7: out = beta[h] attn + (1 - beta[h]) causal_conv(V, u).
+struct LowerHybrid : OpRewritePattern<HybridOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(HybridOp op,
+                                PatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rw.getContext();
+    RankedTensorType type = op.getType();
+    Type elt = type.getElementType();
+    int64_t kc = tensorType(op.getConvU()).getDimSize(1);
+    int64_t heads = tensorType(op.getGamma()).getDimSize(0);
+    int64_t headDim = type.getDimSize(2) / heads;
+    Value vp = padSequenceLeft(rw, loc, op.getValue(), kc - 1);
+
+    AffineExpr b, i, c, m;
+    bindDims(ctx, b, i, c, m);
+    Value conv =
+        linalg::GenericOp::create(
+            rw, loc, type, ValueRange{vp, op.getConvU()},
+            ValueRange{zeros(rw, loc, type)},
+            {map(4, {b, i + (kc - 1) - m, c}, ctx), map(4, {c, m}, ctx),
+             map(4, {b, i, c}, ctx)},
+            {kPar, kPar, kPar, kRed},
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+              linalg::YieldOp::create(
+                  nb, l,
+                  arith::AddFOp::create(nb, l, args[2], prod).getResult());
+            })
+            .getResult(0);
+
+    Value one = constantFloat(rw, loc, elt, 1.0);
+    auto mix = linalg::GenericOp::create(
+        rw, loc, type, ValueRange{op.getAttn(), conv, op.getGamma()},
+        ValueRange{op.getInit()},
+        {map(3, {b, i, c}, ctx), map(3, {b, i, c}, ctx),
+         map(3, {c.floorDiv(headDim)}, ctx), map(3, {b, i, c}, ctx)},
+        {kPar, kPar, kPar},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          // beta = 1 / (1 + exp(-gamma)); out = conv + beta * (attn - conv).
+          Value negGamma = arith::NegFOp::create(nb, l, args[2]);
+          Value denom = arith::AddFOp::create(
+              nb, l, one, math::ExpOp::create(nb, l, negGamma));
+          Value beta = arith::DivFOp::create(nb, l, one, denom);
+          Value diff = arith::SubFOp::create(nb, l, args[0], args[1]);
+          Value mixed = arith::AddFOp::create(
+              nb, l, args[1], arith::MulFOp::create(nb, l, beta, diff));
+          linalg::YieldOp::create(nb, l, mixed);
+        });
+    rw.replaceOp(op, mix.getResults());
+    return success();
+  }
+};
+
+struct HktLowerToLinalgPass
+    : public mlir::hkt::impl::HktLowerToLinalgPassBase<HktLowerToLinalgPass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    WalkResult leftover = root->walk([](AttentionOp op) {
+      op.emitOpError("must be decomposed before lowering to linalg "
+                     "(run hkt-decompose first)");
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<HKTDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(&getContext());
+    populateHktToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // linalg.softmax has no loop lowering of its own: decompose it into
+    // generics (max, exp(x - max), sum, divide), upstream's decomposition.
+    SmallVector<linalg::SoftmaxOp> softmaxes;
+    root->walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::SoftmaxOp op : softmaxes) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+      if (failed(values))
+        return signalPassFailure();
+      rewriter.replaceOp(op, *values);
+    }
+  }
+};
+} // namespace
+
+void mlir::hkt::populateHktToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerDownsample, LowerLevelScores, LowerUpsample,
+               LowerConvexFuse, LowerMask, LowerAttend, LowerHybrid>(
+      patterns.getContext());
+}
