@@ -74,4 +74,30 @@ def HktLowerToLinalgPass : Pass<"hkt-lower-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HktMemrefCopyToLinalgPass : Pass<"hkt-memref-copy-to-linalg"> {
+  let summary = "Rewrite strided memref.copy as linalg.copy (loops, no runtime call)";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` between non-contiguous
+    memrefs to a call of `memrefCopy`, a function of MLIR's C runner
+    utilities, which a compiled module does not link. This pass rewrites those
+    copies as `linalg.copy`, which `convert-linalg-to-loops` turns into plain
+    loops; copies between identity-layout memrefs stay `memref.copy` (they
+    become `memcpy`).
+
+    Before:
+
+    ```mlir
+    memref.copy %a, %sub : memref<2x9x4xf32> to memref<2x9x4xf32, strided<[44, 4, 1], offset: 8>>
+    ```
+
+    After:
+
+    ```mlir
+    linalg.copy ins(%a : memref<2x9x4xf32>)
+                outs(%sub : memref<2x9x4xf32, strided<[44, 4, 1], offset: 8>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // HKT_PASSES_PASSES_TD

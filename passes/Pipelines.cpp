@@ -59,6 +59,7 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(hkt::createHktMemrefCopyToLinalgPass());
 }
 
 /// Loops on memrefs -> LLVM dialect (the order TOOLCHAIN.md found to work).
@@ -81,9 +82,11 @@ static void addLowerToLLVM(OpPassManager &pm) {
 void mlir::hkt::buildHktCpuReferencePipeline(OpPassManager &pm) {
   pm.addPass(createHktDecomposePass());
   pm.addPass(createHktLowerToLinalgPass());
+  // No CSE before bufferization: merging the identical zero-filled
+  // accumulators of independent contractions would force buffer copies.
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   addBufferization(pm);
+  pm.addPass(createCSEPass());
   addLowerToLLVM(pm);
 }
 

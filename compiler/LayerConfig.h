@@ -1,0 +1,39 @@
+//===- LayerConfig.h - one HKT layer from a JSON config ---------*- C++ -*-===//
+//
+// SPEC.md: "A single layer is described by a layer config". Parses the JSON
+// and builds the module whose entry `layer` runs that layer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_COMPILER_LAYERCONFIG_H
+#define HKT_COMPILER_LAYERCONFIG_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace mlir::hkt {
+
+struct LayerConfig {
+  int64_t batch = 0, seqLen = 0, dim = 0, heads = 0;
+  int64_t levels = 3, stride = 2, kernel = 3, convKernel = 3;
+  bool hybrid = true, causal = false;
+};
+
+/// Parses a layer config; errors name the offending key. `batch`, `seq_len`,
+/// `dim` and `heads` are required; unknown keys are errors.
+llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json);
+
+/// Builds `func.func @layer` taking `x`, the layer's parameters under SPEC's
+/// names (wq, wk, wv, wo, down_w, down_b, theta, conv_u, gamma: those that
+/// exist for the config) and `lengths` (default T, range [1, T]), returning
+/// `y`, as one hkt.attention op.
+/// `loc` is where the config came from (diagnostics point there).
+OwningOpRef<ModuleOp> buildLayerModule(MLIRContext &context,
+                                       const LayerConfig &config, Location loc);
+
+} // namespace mlir::hkt
+
+#endif // HKT_COMPILER_LAYERCONFIG_H

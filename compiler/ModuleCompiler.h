@@ -1,0 +1,39 @@
+//===- ModuleCompiler.h - MLIR module -> compiled-module dir ----*- C++ -*-===//
+//
+// Ahead-of-time compilation of every public function of an MLIR module into
+// the directory format of docs/module-format.md (module.so + manifest.json).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_COMPILER_MODULECOMPILER_H
+#define HKT_COMPILER_MODULECOMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::hkt {
+
+/// Argument attributes that the manifest carries (docs/module-format.md).
+constexpr llvm::StringLiteral kNameAttr = "hkt.name";
+constexpr llvm::StringLiteral kDefaultAttr = "hkt.default";
+constexpr llvm::StringLiteral kRangeAttr = "hkt.range";
+
+struct CompileOptions {
+  /// "native" (this machine) or an LLVM CPU name such as "x86-64".
+  std::string cpu = "native";
+  /// A registered pipeline name without the `hkt-cpu-` prefix and
+  /// `-pipeline` suffix: "reference".
+  std::string pipeline = "reference";
+};
+
+/// Compiles `module` (consumed: it is lowered in place) into the directory
+/// `outDir`. Diagnostics go to the context's handler; on failure nothing is
+/// left at `outDir` (an existing module there is replaced only on success).
+LogicalResult compileToDirectory(ModuleOp module, const CompileOptions &options,
+                                 StringRef outDir);
+
+} // namespace mlir::hkt
+
+#endif // HKT_COMPILER_MODULECOMPILER_H

@@ -1,0 +1,65 @@
+//===- Target.cpp - the CPU a module is compiled for ----------------------===//
+
+#include "compiler/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+Expected<mlir::hkt::CpuTarget> mlir::hkt::createCpuTarget(StringRef cpu) {
+  InitializeNativeTarget();
+  InitializeNativeTargetAsmPrinter();
+
+  CpuTarget result;
+  Triple triple(sys::getDefaultTargetTriple());
+  result.triple = triple.str();
+  std::string error;
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return createStringError("no LLVM target for '%s': %s",
+                             result.triple.c_str(), error.c_str());
+
+  std::string featureString;
+  if (cpu == "native") {
+    result.cpu = sys::getHostCPUName().str();
+    SmallVector<std::string> enabled;
+    for (const auto &feature : sys::getHostCPUFeatures())
+      enabled.push_back((feature.second ? "+" : "-") + feature.first().str());
+    featureString = join(enabled, ",");
+  } else {
+    result.cpu = cpu.str();
+  }
+
+  // Check the name first: LLVM itself only warns and falls back to generic.
+  std::unique_ptr<MCSubtargetInfo> probe(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!probe || !probe->isCPUStringValid(result.cpu))
+    return createStringError(
+        "unknown CPU '%s' for %s (try 'native', 'x86-64', 'x86-64-v3', "
+        "'x86-64-v4' or an LLVM CPU name such as 'znver4')",
+        result.cpu.c_str(), result.triple.c_str());
+
+  TargetOptions options;
+  result.machine.reset(target->createTargetMachine(
+      triple, result.cpu, featureString, options, Reloc::PIC_, std::nullopt,
+      CodeGenOptLevel::Aggressive));
+  if (!result.machine)
+    return createStringError("cannot create a target machine for CPU '%s'",
+                             result.cpu.c_str());
+  const MCSubtargetInfo *sti = result.machine->getMCSubtargetInfo();
+
+  // The manifest lists what the generated code may use, so a runtime can
+  // refuse a machine that lacks any of it.
+  for (const SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+    if (sti->getFeatureBits().test(kv.Value))
+      result.features.push_back(kv.Key);
+  std::sort(result.features.begin(), result.features.end());
+  return result;
+}

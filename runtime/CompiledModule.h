@@ -1,0 +1,96 @@
+//===- CompiledModule.h - Loading and calling compiled modules --*- C++ -*-===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A CompiledModule is a directory written by hkt-compile (manifest.json and a
+// shared object; see docs/module-format.md) loaded into the process. Its
+// entries are called with host tensors, which are checked against the
+// manifest (count, dtype, shape, integer ranges) before the compiled code
+// ever sees them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_RUNTIME_COMPILEDMODULE_H
+#define HKT_RUNTIME_COMPILEDMODULE_H
+
+#include "runtime/Manifest.h"
+#include "runtime/Status.h"
+#include "runtime/Tensor.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hkt::runtime {
+
+/// One callable entry of a loaded module.
+class Entry {
+public:
+  /// The compiled function: one pointer per argument then per result, each
+  /// to a memref descriptor.
+  using Function = void (*)(void **);
+
+  Entry(const EntrySpec *spec, Function fn) : entrySpec(spec), fn(fn) {}
+
+  const EntrySpec &spec() const { return *entrySpec; }
+  const std::string &name() const { return entrySpec->name; }
+
+  /// Checks tensors against the manifest: their number, and the dtype and
+  /// shape of each; every element of integer arguments with a `range`.
+  Status check(const std::vector<const Tensor *> &args,
+               const std::vector<const Tensor *> &results) const;
+
+  /// Checks (as `check`) then calls the entry, which writes into `results`.
+  /// The tensors must stay alive and unaliased with each other for the call.
+  Status call(const std::vector<Tensor *> &args,
+              const std::vector<Tensor *> &results) const;
+
+private:
+  const EntrySpec *entrySpec;
+  Function fn;
+};
+
+/// A module directory loaded into the process.
+class CompiledModule {
+public:
+  struct Options {
+    /// The CPU flags (cpuinfo names) to check the module's features against;
+    /// null means this machine's (hostCpuFlags()). For tests.
+    const std::set<std::string> *cpuFlags = nullptr;
+  };
+
+  /// Reads `dir`/manifest.json, checks the target against this machine,
+  /// loads the shared object and resolves every entry's symbol.
+  static Expected<std::unique_ptr<CompiledModule>> open(const std::string &dir,
+                                                        const Options &options);
+  static Expected<std::unique_ptr<CompiledModule>>
+  open(const std::string &dir) {
+    return open(dir, Options());
+  }
+
+  /// The shared object stays loaded for the life of the process (see the
+  /// implementation for why).
+  ~CompiledModule() = default;
+  CompiledModule(const CompiledModule &) = delete;
+  CompiledModule &operator=(const CompiledModule &) = delete;
+
+  const std::string &directory() const { return dir; }
+  const Manifest &manifest() const { return mf; }
+  const std::vector<Entry> &entries() const { return entryList; }
+  /// The entry called `name`, or null.
+  const Entry *findEntry(const std::string &name) const;
+
+private:
+  CompiledModule() = default;
+
+  std::string dir;
+  Manifest mf;
+  std::vector<Entry> entryList;
+};
+
+} // namespace hkt::runtime
+
+#endif // HKT_RUNTIME_COMPILEDMODULE_H

@@ -1,0 +1,109 @@
+// RUN: hkt-opt %s --split-input-file | FileCheck %s
+// Round trip through the generic form too.
+// RUN: hkt-opt %s --split-input-file --mlir-print-op-generic | hkt-opt --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @downsample
+// CHECK-SAME: (%[[X:.+]]: tensor<2x37x32xf32>, %[[W:.+]]: tensor<32x3xf32>, %[[B:.+]]: tensor<32xf32>, %[[I:.+]]: tensor<2x19x32xf32>)
+// CHECK: hkt.downsample ins(%[[X]], %[[W]], %[[B]] : tensor<2x37x32xf32>, tensor<32x3xf32>, tensor<32xf32>) outs(%[[I]] : tensor<2x19x32xf32>) stride = 2 -> tensor<2x19x32xf32>
+func.func @downsample(%x: tensor<2x37x32xf32>, %w: tensor<32x3xf32>, %b: tensor<32xf32>, %init: tensor<2x19x32xf32>) -> tensor<2x19x32xf32> {
+  %y = hkt.downsample ins(%x, %w, %b : tensor<2x37x32xf32>, tensor<32x3xf32>, tensor<32xf32>) outs(%init : tensor<2x19x32xf32>) stride = 2 -> tensor<2x19x32xf32>
+  return %y : tensor<2x19x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @downsample_stride3_dynamic
+// CHECK: hkt.downsample {{.*}} stride = 3 -> tensor<1x?x8xf64>
+func.func @downsample_stride3_dynamic(%x: tensor<1x?x8xf64>, %w: tensor<8x5xf64>, %b: tensor<8xf64>, %init: tensor<1x?x8xf64>) -> tensor<1x?x8xf64> {
+  %y = hkt.downsample ins(%x, %w, %b : tensor<1x?x8xf64>, tensor<8x5xf64>, tensor<8xf64>) outs(%init : tensor<1x?x8xf64>) stride = 3 -> tensor<1x?x8xf64>
+  return %y : tensor<1x?x8xf64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @level_scores
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x19x32xf32>, %[[K:.+]]: tensor<2x19x32xf32>, %[[I:.+]]: tensor<2x4x19x19xf32>)
+// CHECK: hkt.level_scores ins(%[[Q]], %[[K]] : tensor<2x19x32xf32>, tensor<2x19x32xf32>) outs(%[[I]] : tensor<2x4x19x19xf32>) -> tensor<2x4x19x19xf32>
+func.func @level_scores(%q: tensor<2x19x32xf32>, %k: tensor<2x19x32xf32>, %init: tensor<2x4x19x19xf32>) -> tensor<2x4x19x19xf32> {
+  %s = hkt.level_scores ins(%q, %k : tensor<2x19x32xf32>, tensor<2x19x32xf32>) outs(%init : tensor<2x4x19x19xf32>) -> tensor<2x4x19x19xf32>
+  return %s : tensor<2x4x19x19xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @upsample
+// CHECK-SAME: (%[[S:.+]]: tensor<2x4x10x10xf32>, %[[I:.+]]: tensor<2x4x37x37xf32>)
+// CHECK: hkt.upsample ins(%[[S]] : tensor<2x4x10x10xf32>) outs(%[[I]] : tensor<2x4x37x37xf32>) factor = 4 -> tensor<2x4x37x37xf32>
+func.func @upsample(%s: tensor<2x4x10x10xf32>, %init: tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32> {
+  %u = hkt.upsample ins(%s : tensor<2x4x10x10xf32>) outs(%init : tensor<2x4x37x37xf32>) factor = 4 -> tensor<2x4x37x37xf32>
+  return %u : tensor<2x4x37x37xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @convex_fuse
+// CHECK-SAME: (%[[S0:.+]]: tensor<2x4x37x37xf32>, %[[S1:.+]]: tensor<2x4x37x37xf32>, %[[T:.+]]: tensor<4x2xf32>, %[[I:.+]]: tensor<2x4x37x37xf32>)
+// CHECK: hkt.convex_fuse ins(%[[S0]], %[[S1]] : tensor<2x4x37x37xf32>, tensor<2x4x37x37xf32>) theta(%[[T]] : tensor<4x2xf32>) outs(%[[I]] : tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32>
+func.func @convex_fuse(%s0: tensor<2x4x37x37xf32>, %s1: tensor<2x4x37x37xf32>, %theta: tensor<4x2xf32>, %init: tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32> {
+  %f = hkt.convex_fuse ins(%s0, %s1 : tensor<2x4x37x37xf32>, tensor<2x4x37x37xf32>) theta(%theta : tensor<4x2xf32>) outs(%init : tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32>
+  return %f : tensor<2x4x37x37xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mask
+// CHECK: hkt.mask ins(%{{.+}} : tensor<2x4x37x37xf32>) lengths(%{{.+}} : tensor<2xi32>) outs(%{{.+}} : tensor<2x4x37x37xf32>) {causal = true} -> tensor<2x4x37x37xf32>
+// CHECK: hkt.mask ins(%{{.+}} : tensor<2x4x37x37xf32>) outs(%{{.+}} : tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32>
+func.func @mask(%s: tensor<2x4x37x37xf32>, %len: tensor<2xi32>, %init: tensor<2x4x37x37xf32>) -> (tensor<2x4x37x37xf32>, tensor<2x4x37x37xf32>) {
+  %m = hkt.mask ins(%s : tensor<2x4x37x37xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x4x37x37xf32>) {causal = true} -> tensor<2x4x37x37xf32>
+  %n = hkt.mask ins(%s : tensor<2x4x37x37xf32>) outs(%init : tensor<2x4x37x37xf32>) -> tensor<2x4x37x37xf32>
+  return %m, %n : tensor<2x4x37x37xf32>, tensor<2x4x37x37xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @attend
+// CHECK: hkt.attend ins(%{{.+}}, %{{.+}} : tensor<2x4x37x37xf32>, tensor<2x37x32xf32>) outs(%{{.+}} : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+func.func @attend(%p: tensor<2x4x37x37xf32>, %v: tensor<2x37x32xf32>, %init: tensor<2x37x32xf32>) -> tensor<2x37x32xf32> {
+  %a = hkt.attend ins(%p, %v : tensor<2x4x37x37xf32>, tensor<2x37x32xf32>) outs(%init : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+  return %a : tensor<2x37x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @hybrid
+// CHECK: hkt.hybrid ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x37x32xf32>, tensor<2x37x32xf32>, tensor<32x3xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+func.func @hybrid(%a: tensor<2x37x32xf32>, %v: tensor<2x37x32xf32>, %u: tensor<32x3xf32>, %g: tensor<4xf32>, %init: tensor<2x37x32xf32>) -> tensor<2x37x32xf32> {
+  %o = hkt.hybrid ins(%a, %v, %u, %g : tensor<2x37x32xf32>, tensor<2x37x32xf32>, tensor<32x3xf32>, tensor<4xf32>) outs(%init : tensor<2x37x32xf32>) -> tensor<2x37x32xf32>
+  return %o : tensor<2x37x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @attention_full
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x64x32xf32>, %[[WQ:[^:]+]]: tensor<3x32x32xf32>, %[[WK:[^:]+]]: tensor<3x32x32xf32>, %[[WV:[^:]+]]: tensor<32x32xf32>, %[[WO:[^:]+]]: tensor<32x32xf32>, %[[TH:[^:]+]]: tensor<4x3xf32>, %[[DW:[^:]+]]: tensor<2x32x3xf32>, %[[DB:[^:]+]]: tensor<2x32xf32>, %[[U:[^:]+]]: tensor<32x3xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[L:[^:]+]]: tensor<2xi32>)
+// CHECK: %[[I:.+]] = tensor.empty() : tensor<2x64x32xf32>
+// CHECK: hkt.attention ins(%[[X]], %[[WQ]], %[[WK]], %[[WV]], %[[WO]], %[[TH]] : tensor<2x64x32xf32>, tensor<3x32x32xf32>, tensor<3x32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<4x3xf32>)
+// CHECK-SAME: downsample(%[[DW]], %[[DB]] : tensor<2x32x3xf32>, tensor<2x32xf32>)
+// CHECK-SAME: conv(%[[U]], %[[G]] : tensor<32x3xf32>, tensor<4xf32>)
+// CHECK-SAME: lengths(%[[L]] : tensor<2xi32>)
+// CHECK-SAME: outs(%[[I]] : tensor<2x64x32xf32>) {causal = true, heads = 4 : i64, hybrid = true, levels = 3 : i64} -> tensor<2x64x32xf32>
+func.func @attention_full(%x: tensor<2x64x32xf32>, %wq: tensor<3x32x32xf32>, %wk: tensor<3x32x32xf32>, %wv: tensor<32x32xf32>, %wo: tensor<32x32xf32>, %theta: tensor<4x3xf32>, %dw: tensor<2x32x3xf32>, %db: tensor<2x32xf32>, %u: tensor<32x3xf32>, %g: tensor<4xf32>, %len: tensor<2xi32>) -> tensor<2x64x32xf32> {
+  %init = tensor.empty() : tensor<2x64x32xf32>
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x64x32xf32>, tensor<3x32x32xf32>, tensor<3x32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<4x3xf32>)
+         downsample(%dw, %db : tensor<2x32x3xf32>, tensor<2x32xf32>)
+         conv(%u, %g : tensor<32x3xf32>, tensor<4xf32>)
+         lengths(%len : tensor<2xi32>)
+         outs(%init : tensor<2x64x32xf32>) {causal = true, heads = 4 : i64, hybrid = true, levels = 3 : i64} -> tensor<2x64x32xf32>
+  return %y : tensor<2x64x32xf32>
+}
+
+// -----
+
+// Standard multi-head attention: one level, no hybrid branch, default attributes elided.
+// CHECK-LABEL: func.func @attention_mha
+// CHECK: hkt.attention ins(%{{.+}} : tensor<1x5x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x1xf32>) outs(%{{.+}} : tensor<1x5x4xf32>) {heads = 2 : i64, levels = 1 : i64} -> tensor<1x5x4xf32>
+func.func @attention_mha(%x: tensor<1x5x4xf32>, %wq: tensor<1x4x4xf32>, %wk: tensor<1x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x1xf32>, %init: tensor<1x5x4xf32>) -> tensor<1x5x4xf32> {
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<1x5x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x1xf32>) outs(%init : tensor<1x5x4xf32>) {heads = 2 : i64, levels = 1 : i64, stride = 2 : i64, causal = false} -> tensor<1x5x4xf32>
+  return %y : tensor<1x5x4xf32>
+}

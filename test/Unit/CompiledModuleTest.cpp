@@ -1,0 +1,171 @@
+//===- CompiledModuleTest.cpp - Tests of module loading and calling -------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CompiledModule.h"
+#include "test/Unit/TestUtil.h"
+
+using namespace hkt::runtime;
+using namespace hkt::test;
+
+namespace {
+
+class CompiledModuleTest : public TempDirTest {
+protected:
+  /// Builds the tiny module and opens it (the test is skipped without cc).
+  std::unique_ptr<CompiledModule> open() {
+    auto m = CompiledModule::open(dir);
+    EXPECT_TRUE(m.ok()) << m.message();
+    return m.ok() ? std::move(m).value() : nullptr;
+  }
+};
+
+TEST_F(CompiledModuleTest, CallsAnEntry) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  auto module = open();
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->entries().size(), 4u);
+  EXPECT_EQ(module->directory(), dir);
+  const Entry *add = module->findEntry("add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->spec().symbol, "_hkt_packed_add");
+  EXPECT_EQ(module->findEntry("nope"), nullptr);
+
+  Tensor x = makeF32({4}, {1, 2, 3, 4});
+  Tensor y = makeF32({4}, {10, 20, 30, 40.5f});
+  Tensor z = makeF32({4}, {0, 0, 0, 0});
+  Status s = add->call({&x, &y}, {&z});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(valuesF32(z), (std::vector<float>{11, 22, 33, 44.5f}));
+}
+
+TEST_F(CompiledModuleTest, PassesRankZeroResults) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  auto module = open();
+  ASSERT_TRUE(module);
+  Tensor x = makeF32({4}, {1, 2, 3, 4.5f});
+  auto s = Tensor::allocate(DType::F32, {});
+  Status st = module->findEntry("sum")->call({&x}, {&*s});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(s->dataAs<float>()[0], 10.5f);
+}
+
+TEST_F(CompiledModuleTest, BuildsDescriptorsPerTheContract) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  auto module = open();
+  ASSERT_TRUE(module);
+  Tensor in = makeF32({2, 3}, {0, 1, 2, 3, 4, 5});
+  auto out = Tensor::allocate(DType::I64, {8});
+  Status st = module->findEntry("probe")->call({&in}, {&*out});
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<int64_t> got(out->dataAs<int64_t>(), out->dataAs<int64_t>() + 8);
+  // allocated == aligned, offset 0, sizes [2,3], strides [3,1], 64-byte
+  // aligned, element [1][2] == 5.
+  EXPECT_EQ(got, (std::vector<int64_t>{1, 0, 2, 3, 3, 1, 0, 5}));
+}
+
+TEST_F(CompiledModuleTest, ChecksRangesOfIntegerInputs) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  auto module = open();
+  ASSERT_TRUE(module);
+  const Entry *masked = module->findEntry("masked");
+  Tensor x = makeF32({4}, {1, 2, 3, 4});
+  Tensor y = makeF32({4}, {1, 1, 1, 1});
+  Tensor keep = makeI32({4}, {1, 0, 1, 0});
+  Tensor z = makeF32({4}, {9, 9, 9, 9});
+  Status s = masked->call({&x, &y, &keep}, {&z});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(valuesF32(z), (std::vector<float>{2, 0, 4, 0}));
+
+  Tensor bad = makeI32({4}, {1, 0, 1, 2});
+  z = makeF32({4}, {9, 9, 9, 9});
+  s = masked->call({&x, &y, &bad}, {&z});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'masked': input 'keep' has value 2 at row 3, "
+                         "outside its range [0, 1]");
+  EXPECT_EQ(valuesF32(z), (std::vector<float>{9, 9, 9, 9}))
+      << "the code must not run";
+}
+
+TEST_F(CompiledModuleTest, ChecksShapesDTypesAndCounts) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  auto module = open();
+  ASSERT_TRUE(module);
+  const Entry *add = module->findEntry("add");
+  Tensor x = makeF32({4}, {1, 2, 3, 4});
+  Tensor x5 = makeF32({5}, {1, 2, 3, 4, 5});
+  Tensor xi = makeI32({4}, {1, 2, 3, 4});
+  Tensor z = makeF32({4}, {0, 0, 0, 0});
+  Tensor z2 = makeF32({2, 2}, {0, 0, 0, 0});
+
+  Status s = add->call({&x5, &x}, {&z});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'add': input 'x' has shape [5], expected [4]");
+  s = add->call({&x, &xi}, {&z});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'add': input 'y' has dtype i32, expected f32");
+  s = add->call({&x, &x}, {&z2});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "entry 'add': result 'z' has shape [2,2], expected [4]");
+  s = add->call({&x}, {&z});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'add' takes 2 inputs, got 1");
+  s = add->call({&x, &x}, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'add' takes 1 result, got 0");
+  EXPECT_TRUE(add->check({&x, &x}, {&z}).ok());
+}
+
+TEST_F(CompiledModuleTest, NamesAMissingSymbol) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir);
+  writeBytes(path("manifest.json"), tinyManifest({"add", "missing"}));
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(
+      mentions(m.message(), "entry 'missing': symbol '_hkt_packed_missing'"));
+}
+
+TEST_F(CompiledModuleTest, ReportsDlopenErrors) {
+  writeBytes(path("manifest.json"), tinyManifest({"add"}));
+  auto missing = CompiledModule::open(dir);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(mentions(missing.message(), "dlopen failed"));
+  EXPECT_TRUE(mentions(missing.message(), "module.so"));
+
+  writeBytes(path("module.so"), "this is not an ELF file");
+  auto garbage = CompiledModule::open(dir);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_TRUE(mentions(garbage.message(), "dlopen failed"));
+}
+
+TEST_F(CompiledModuleTest, ReportsAMissingOrBadManifest) {
+  auto m = CompiledModule::open(path("nowhere"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(
+      mentions(m.message(), "cannot load module '" + path("nowhere") + "'"));
+  EXPECT_TRUE(mentions(m.message(), "manifest.json"));
+
+  writeBytes(path("manifest.json"),
+             "{\"format\": \"hkt-module\", \"version\": 9}");
+  auto newer = CompiledModule::open(dir);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_TRUE(mentions(newer.message(), "newer than this runtime reads"));
+}
+
+TEST_F(CompiledModuleTest, RefusesAnotherArchitecture) {
+#if defined(__x86_64__)
+  writeBytes(path("manifest.json"),
+             tinyManifest({"add"}, {"neon"}, "aarch64-unknown-linux-gnu"));
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(
+      mentions(m.message(), "compiled for 'aarch64-unknown-linux-gnu'"));
+#else
+  GTEST_SKIP() << "x86-64 hosts only";
+#endif
+}
+
+} // namespace

@@ -1,0 +1,294 @@
+//===- HktRunTest.cpp - End-to-end tests of the hkt-run tool --------------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Npy.h"
+#include "runtime/SafeTensors.h"
+#include "test/Unit/TestUtil.h"
+
+#include <cstdlib>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+using namespace hkt::runtime;
+using namespace hkt::test;
+
+namespace {
+
+struct RunResult {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+class HktRunTest : public TempDirTest {
+protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    module = path("mod");
+    ASSERT_EQ(::mkdir(module.c_str(), 0777), 0);
+    ASSERT_TRUE(writeNpy(path("x.npy"), makeF32({4}, {1, 2, 3, 4})).ok());
+    ASSERT_TRUE(writeNpy(path("y.npy"), makeF32({4}, {10, 20, 30, 40})).ok());
+  }
+
+  /// Runs hkt-run with `args` (each shell-quoted), with `env` prefixed.
+  RunResult run(const std::vector<std::string> &args,
+                const std::string &env = "") {
+    std::string cmd = env + " '" HKT_RUN_PATH "'";
+    for (const std::string &a : args)
+      cmd += " '" + a + "'";
+    cmd += " >'" + path("stdout") + "' 2>'" + path("stderr") + "'";
+    RunResult r;
+    int status = std::system(cmd.c_str());
+    r.exitCode =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = readBytes(path("stdout"));
+    r.err = readBytes(path("stderr"));
+    return r;
+  }
+
+  /// The values of an f32 .npy file.
+  std::vector<float> readF32(const std::string &file) {
+    auto t = readNpy(file);
+    EXPECT_TRUE(t.ok()) << t.message();
+    return t.ok() ? valuesF32(*t) : std::vector<float>{};
+  }
+
+  std::string module;
+};
+
+#define EXPECT_ERROR(result, code, text)                                       \
+  do {                                                                         \
+    RunResult r_ = (result);                                                   \
+    EXPECT_EQ(r_.exitCode, code) << r_.err;                                    \
+    EXPECT_TRUE(mentions(r_.err, "hkt-run: error: "));                         \
+    EXPECT_TRUE(mentions(r_.err, text));                                       \
+  } while (0)
+
+TEST_F(HktRunTest, BindsInputsAndWritesOutputs) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  RunResult r =
+      run({module, "--entry", "add", "--input", "x=" + path("x.npy"), "--input",
+           "y=" + path("y.npy"), "--output", "z=" + path("z.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("z.npy")), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_TRUE(mentions(r.err, "entry 'add'"));
+  EXPECT_TRUE(mentions(r.err, "arg x: f32 [4] from file " + path("x.npy")));
+  EXPECT_TRUE(mentions(r.err, " ms"));
+  EXPECT_TRUE(mentions(r.err, "wrote z (f32 [4]) to " + path("z.npy")));
+  EXPECT_TRUE(r.out.empty());
+
+  r = run({module, "--quiet", "--entry=add", "--input=x=" + path("x.npy"),
+           "--input", "y=" + path("y.npy"), "--output", "z=" + path("z2.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(readF32(path("z2.npy")), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST_F(HktRunTest, BindsParamsWithAPrefix) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  Tensor x = makeF32({4}, {1, 1, 1, 1}), y = makeF32({4}, {2, 3, 4, 5});
+  Tensor other = makeF32({2}, {0, 0});
+  ASSERT_TRUE(
+      writeSafeTensors(path("p.safetensors"),
+                       {{"model.x", &x}, {"model.y", &y}, {"head.w", &other}})
+          .ok());
+  RunResult r =
+      run({module, "--entry", "add", "--params", path("p.safetensors"),
+           "--params-prefix", "model.", "--output", "z=" + path("z.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("z.npy")), (std::vector<float>{3, 4, 5, 6}));
+  EXPECT_TRUE(
+      mentions(r.err, "from params " + path("p.safetensors") + " ('model.y')"));
+
+  // Without the prefix, every tensor must be used.
+  EXPECT_ERROR(
+      run({module, "--entry", "add", "--params", path("p.safetensors")}), 1,
+      "unused tensor 'model.x' in " + path("p.safetensors") +
+          ": entry 'add' has no argument of that name");
+}
+
+TEST_F(HktRunTest, FillsDefaultsAndRandomValues) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  // keep defaults to 1: z = x + y, even with --random.
+  RunResult r = run({module, "--entry", "masked", "--input",
+                     "x=" + path("x.npy"), "--input", "y=" + path("y.npy"),
+                     "--random", "3", "--output", "z=" + path("z.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("z.npy")), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_TRUE(mentions(r.err, "arg keep: i32 [4] from default 1"));
+
+  // Random inputs are deterministic in the seed and in [-0.5, 0.5).
+  auto randomZ = [&](const char *seed, const char *file) {
+    RunResult rr = run({module, "--entry", "add", "--random", seed, "--output",
+                        std::string("z=") + path(file)});
+    EXPECT_EQ(rr.exitCode, 0) << rr.err;
+    EXPECT_TRUE(
+        mentions(rr.err, std::string("from random (seed ") + seed + ")"));
+    return readF32(path(file));
+  };
+  std::vector<float> a = randomZ("42", "a.npy"), b = randomZ("42", "b.npy"),
+                     c = randomZ("43", "c.npy");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  ASSERT_EQ(a.size(), 4u);
+  for (float v : a) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  // A bound input is used as given, the other filled.
+  r = run({module, "--entry", "add", "--input", "x=" + path("x.npy"),
+           "--random", "42", "--output", "z=" + path("d.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<float> d = readF32(path("d.npy"));
+  ASSERT_EQ(d.size(), 4u);
+  // y is filled from its own stream (seed and name), whether x is bound or
+  // not: y = d - x must be the y in a = x' + y.
+  for (int i = 0; i < 4; ++i) {
+    float yRandom = d[i] - float(i + 1);
+    EXPECT_GE(yRandom, -0.5f);
+    EXPECT_LT(yRandom, 0.5f);
+    EXPECT_GE(a[i] - yRandom, -0.5f - 1e-6f);
+    EXPECT_LT(a[i] - yRandom, 0.5f + 1e-6f);
+  }
+}
+
+TEST_F(HktRunTest, ChoosesTheOnlyEntry) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module, {"add"});
+  RunResult r = run({module, "--input", "x=" + path("x.npy"), "--input",
+                     "y=" + path("y.npy"), "--output", "z=" + path("z.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("z.npy")), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST_F(HktRunTest, RefusesAmbiguousOrUnknownEntries) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  EXPECT_ERROR(
+      run({module, "--random", "1"}), 1,
+      "has several entries; choose one with --entry: 'add', 'masked', 'sum', "
+      "'probe'");
+  EXPECT_ERROR(
+      run({module, "--entry", "mul", "--random", "1"}), 1,
+      "has no entry 'mul'; its entries are: 'add', 'masked', 'sum', 'probe'");
+}
+
+TEST_F(HktRunTest, RefusesBadBindings) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  std::string x = "x=" + path("x.npy"), y = "y=" + path("y.npy");
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", "w=" + path("x.npy"),
+                    "--input", y}),
+               1,
+               "entry 'add' has no argument 'w'; its arguments are: 'x', 'y'");
+  EXPECT_ERROR(
+      run({module, "--entry", "add", "--input", x, "--input", x, "--input", y}),
+      1, "argument 'x' is bound twice");
+  Tensor t = makeF32({4}, {0, 0, 0, 0});
+  ASSERT_TRUE(writeSafeTensors(path("p.safetensors"), {{"x", &t}}).ok());
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", x, "--input", y,
+                    "--params", path("p.safetensors")}),
+               1,
+               "argument 'x' is bound twice: by file " + path("x.npy") +
+                   " and by params");
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", x}), 1,
+               "entry 'add' has unbound argument 'y' (f32 [4]); bind with "
+               "--input y=FILE.npy");
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", x}), 1,
+               "--random SEED");
+}
+
+TEST_F(HktRunTest, RefusesBadOutputs) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  std::string x = "x=" + path("x.npy"), y = "y=" + path("y.npy");
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", x, "--input", y,
+                    "--output", "w=" + path("w.npy")}),
+               1, "entry 'add' has no result 'w'; its results are: 'z'");
+  EXPECT_ERROR(
+      run({module, "--entry", "add", "--input", x, "--input", y, "--output",
+           "z=" + path("a.npy"), "--output", "z=" + path("b.npy")}),
+      1, "result 'z' is given to --output twice");
+  EXPECT_FALSE(fileExists(path("a.npy")));
+}
+
+TEST_F(HktRunTest, RefusesBadShapesWithoutClobberingOutputs) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  ASSERT_TRUE(writeNpy(path("x5.npy"), makeF32({5}, {1, 2, 3, 4, 5})).ok());
+  writeBytes(path("z.npy"), "precious");
+  EXPECT_ERROR(
+      run({module, "--entry", "add", "--input", "x=" + path("x5.npy"),
+           "--input", "y=" + path("y.npy"), "--output", "z=" + path("z.npy")}),
+      1,
+      "entry 'add': input 'x' has shape [5], expected [4] (from file " +
+          path("x5.npy") + ")");
+  auto y64 = Tensor::allocate(DType::F64, {4});
+  ASSERT_TRUE(y64.ok());
+  ASSERT_TRUE(writeSafeTensors(path("p.safetensors"), {{"y", &*y64}}).ok());
+  EXPECT_ERROR(
+      run({module, "--entry", "add", "--input", "x=" + path("x.npy"),
+           "--params", path("p.safetensors")}),
+      1,
+      "entry 'add': input 'y' has dtype f64, expected f32 (from params " +
+          path("p.safetensors") + " ('y'))");
+  EXPECT_EQ(readBytes(path("z.npy")), "precious");
+
+  ASSERT_TRUE(writeNpy(path("keep.npy"), makeI32({4}, {1, 1, 7, 1})).ok());
+  EXPECT_ERROR(run({module, "--entry", "masked", "--input",
+                    "x=" + path("x.npy"), "--input", "y=" + path("y.npy"),
+                    "--input", "keep=" + path("keep.npy")}),
+               1,
+               "input 'keep' has value 7 at row 2, outside its range [0, 1]");
+
+  writeBytes(path("bad.npy"), "this is not a numpy file");
+  EXPECT_ERROR(run({module, "--entry", "add", "--input", "x=" + path("bad.npy"),
+                    "--input", "y=" + path("y.npy")}),
+               1, "bad magic");
+}
+
+TEST_F(HktRunTest, ReportsUsageErrors) {
+  RunResult r = run({});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_TRUE(mentions(r.err, "no module directory given"));
+  EXPECT_TRUE(mentions(r.err, "usage: hkt-run OUT"));
+  EXPECT_ERROR(run({module, "--input", "x.npy"}), 2,
+               "--input expects NAME=FILE, got 'x.npy'");
+  EXPECT_ERROR(run({module, "--output", "=z.npy"}), 2,
+               "--output expects NAME=FILE");
+  EXPECT_ERROR(run({module, "--frobnicate"}), 2,
+               "unknown option '--frobnicate'");
+  EXPECT_ERROR(run({module, "--random"}), 2, "--random needs a value");
+  EXPECT_ERROR(run({module, "--random", "-3"}), 2,
+               "--random expects a non-negative integer");
+  EXPECT_ERROR(run({module, "--threads", "0"}), 2,
+               "--threads expects an integer from 1");
+  EXPECT_ERROR(run({module, "other"}), 2, "more than one module directory");
+  EXPECT_ERROR(run({module, "--params-prefix", "m."}), 2,
+               "--params-prefix needs --params");
+  r = run({"--help"});
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_TRUE(mentions(r.out, "usage: hkt-run OUT"));
+}
+
+TEST_F(HktRunTest, ReportsAMissingModule) {
+  EXPECT_ERROR(run({path("nowhere"), "--random", "1"}), 1,
+               "cannot load module '" + path("nowhere") + "'");
+}
+
+TEST_F(HktRunTest, BenchmarksAndSetsThreads) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  RunResult r = run({module, "--entry", "add", "--random", "1", "--threads",
+                     "3", "--bench", "5", "--quiet"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(mentions(r.out, "{\"median_ms\":"));
+  EXPECT_TRUE(mentions(r.out, ",\"n\":5,\"threads\":3}\n"));
+  // An empty OMP_NUM_THREADS (which libomp aborts on) counts as unset.
+  r = run({module, "--entry", "add", "--random", "1", "--bench", "1"},
+          "OMP_NUM_THREADS=");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(mentions(r.out, ",\"n\":1,\"threads\":"));
+  r = run({module, "--entry", "add", "--random", "1", "--bench", "1"},
+          "OMP_NUM_THREADS=6");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(mentions(r.out, "\"threads\":6}"));
+}
+
+} // namespace

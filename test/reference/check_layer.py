@@ -1,0 +1,406 @@
+#!/usr/bin/python3
+"""Compile one HKT layer, run it on fresh random inputs, compare with the
+float64 reference (hkt_reference.py, written from SPEC.md).
+
+Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
+
+  check_layer.py --hkt-compile PATH --hkt-run PATH --config JSON_OR_FILE
+                 --workdir DIR [--pipeline NAME] [--seed N]
+                 [--lengths random|full|N,N,...] [--theta-dominant L]
+                 [--gamma VALUE] [--tol 1e-4] [--special mha|conv]
+                 [--param-prefix auto|none|PREFIX] [--timeout S] [--dry-run]
+
+Prints one line `config=... seed=... rel_err=... OK` (exit 0) or `... FAIL ...`
+with details (exit 1).  Usage and tool errors exit 2.  The seed comes from
+os.urandom unless --seed is given and is always printed, so a failure can be
+reproduced with --seed.
+
+--dry-run stops before invoking the tools: it writes layer.json, x.npy,
+lengths.npy and params.safetensors, reads them back and checks them, and runs
+the reference-side checks (e.g. --special mha's reference identity).
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hkt_reference as R  # noqa: E402
+
+REQUIRED_KEYS = ("batch", "seq_len", "dim", "heads")
+OPTIONAL_KEYS = tuple(R.CFG_DEFAULTS)          # levels stride kernel conv_kernel hybrid causal
+SPEC_PREFIX = "layers.0.attn."                 # SPEC's model parameter names
+
+
+class CheckError(Exception):
+    """A usage / tool error (exit 2), as opposed to a numeric mismatch (exit 1)."""
+
+
+# --------------------------------------------------------------------------
+# config
+# --------------------------------------------------------------------------
+
+def load_config(text):
+    """A JSON object given inline or as a file name."""
+    src = text
+    if not text.lstrip().startswith("{"):
+        if not os.path.exists(text):
+            raise CheckError("--config: %r is neither a JSON object nor a file" % text)
+        with open(text) as f:
+            src = f.read()
+    try:
+        cfg = json.loads(src)
+    except json.JSONDecodeError as e:
+        raise CheckError("--config: bad JSON: %s" % e)
+    if not isinstance(cfg, dict):
+        raise CheckError("--config: expected a JSON object")
+    for k in REQUIRED_KEYS:
+        if k not in cfg:
+            raise CheckError("--config: missing required key %r" % k)
+    unknown = sorted(set(cfg) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
+    if unknown:
+        raise CheckError("--config: unknown key(s) %s" % ", ".join(unknown))
+    for k in ("batch", "seq_len", "dim", "heads", "levels", "stride", "kernel",
+              "conv_kernel"):
+        if k in cfg and (not isinstance(cfg[k], int) or isinstance(cfg[k], bool)
+                         or cfg[k] < 1):
+            raise CheckError("--config: %r must be a positive integer" % k)
+    for k in ("hybrid", "causal"):
+        if k in cfg and not isinstance(cfg[k], bool):
+            raise CheckError("--config: %r must be true or false" % k)
+    if cfg["dim"] % cfg["heads"]:
+        raise CheckError("--config: dim %d is not a multiple of heads %d"
+                         % (cfg["dim"], cfg["heads"]))
+    return cfg
+
+
+# --------------------------------------------------------------------------
+# file formats
+# --------------------------------------------------------------------------
+
+def write_safetensors(path, tensors):
+    """float32 safetensors: u64 LE header size, JSON header, raw LE data."""
+    header = {}
+    blobs = []
+    off = 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype="<f4")
+        raw = a.tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hjson += b" " * ((-len(hjson)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hjson)))
+        f.write(hjson)
+        for raw in blobs:
+            f.write(raw)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    if n % 8:
+        raise CheckError("%s: header size %d is not a multiple of 8" % (path, n))
+    header = json.loads(data[8:8 + n].decode("utf-8"))
+    body = data[8 + n:]
+    out = {}
+    end = 0
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        if meta["dtype"] != "F32":
+            raise CheckError("%s: %s has dtype %s" % (path, name, meta["dtype"]))
+        b, e = meta["data_offsets"]
+        a = np.frombuffer(body[b:e], dtype="<f4")
+        out[name] = a.reshape(meta["shape"])
+        end = max(end, e)
+    if end != len(body):
+        raise CheckError("%s: data size %d, offsets end at %d" % (path, len(body), end))
+    return out
+
+
+# --------------------------------------------------------------------------
+# subprocesses
+# --------------------------------------------------------------------------
+
+def run_tool(argv, timeout):
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except FileNotFoundError:
+        raise CheckError("cannot execute %s" % argv[0])
+    except subprocess.TimeoutExpired as e:
+        sys.stderr.write((e.stderr or b"").decode("utf-8", "replace"))
+        raise CheckError("timed out after %ss: %s" % (timeout, " ".join(argv)))
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout.decode("utf-8", "replace"))
+        sys.stderr.write(p.stderr.decode("utf-8", "replace"))
+        raise CheckError("exit status %d: %s" % (p.returncode, " ".join(argv)))
+    return p
+
+
+def manifest_arg_names(moddir):
+    """Argument names of the module's entries (empty set if unreadable)."""
+    try:
+        with open(os.path.join(moddir, "manifest.json")) as f:
+            man = json.load(f)
+    except (OSError, ValueError):
+        return set(), None
+    names = set()
+    entries = man.get("entries", [])
+    for e in entries:
+        for a in e.get("args", []):
+            names.add(a.get("name"))
+    return names, man
+
+
+def choose_prefix(option, arg_names, param_names):
+    """Safetensors name prefix for the layer's parameters.
+
+    SPEC names a layer's parameters `layers.i.attn.<name>` in the model and
+    leaves the single-layer module's names open; `auto` follows the compiled
+    module's manifest when its entry lists the parameters as arguments, and
+    falls back to the bare names otherwise.
+    """
+    if option == "none":
+        return ""
+    if option != "auto":
+        return option
+    if any(n in arg_names for n in param_names):
+        return ""
+    if any(SPEC_PREFIX + n in arg_names for n in param_names):
+        return SPEC_PREFIX
+    return ""
+
+
+# --------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------
+
+def rel_err(y, ref):
+    den = np.linalg.norm(ref)
+    return float(np.linalg.norm(y - ref) / den) if den > 0 else float(np.linalg.norm(y))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hkt-compile")
+    ap.add_argument("--hkt-run")
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--pipeline")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--lengths", default="random")
+    ap.add_argument("--theta-dominant", type=int)
+    ap.add_argument("--gamma", type=float)
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--special", choices=("mha", "conv"))
+    ap.add_argument("--param-prefix", default="auto",
+                    help="auto (follow the manifest), none, or a literal prefix")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.dry_run and not (args.hkt_compile and args.hkt_run):
+        ap.error("--hkt-compile and --hkt-run are required (unless --dry-run)")
+    return args
+
+
+def make_lengths(spec, rng, B, T):
+    """None for `full`, else an int32 array of B entries in [1, T]."""
+    if spec == "full":
+        return None
+    if spec == "random":
+        return rng.integers(1, T + 1, size=B).astype(np.int32)
+    try:
+        vals = [int(v) for v in spec.split(",")]
+    except ValueError:
+        raise CheckError("--lengths: expected random, full or a comma list, got %r"
+                         % spec)
+    if len(vals) != B:
+        raise CheckError("--lengths: %d values for batch %d" % (len(vals), B))
+    if any(v < 1 or v > T for v in vals):
+        raise CheckError("--lengths: values must lie in [1, %d]: %s" % (T, vals))
+    return np.array(vals, dtype=np.int32)
+
+
+def main(argv):
+    args = parse_args(argv)
+    user_cfg = load_config(args.config)
+    cfg = R.full_cfg({k: v for k, v in user_cfg.items()
+                      if k not in ("batch", "seq_len", "dim")})
+    B, T, D = user_cfg["batch"], user_cfg["seq_len"], user_cfg["dim"]
+    H, L = cfg["heads"], cfg["levels"]
+    cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
+
+    # Option consistency.
+    if args.theta_dominant is not None and not 0 <= args.theta_dominant < L:
+        raise CheckError("--theta-dominant %d: levels is %d" % (args.theta_dominant, L))
+    if args.gamma is not None and not cfg["hybrid"]:
+        raise CheckError("--gamma needs hybrid = true")
+    if args.special == "mha" and (L != 1 or cfg["hybrid"]):
+        raise CheckError("--special mha needs levels = 1 and hybrid = false")
+    if args.special == "conv":
+        if not cfg["hybrid"]:
+            raise CheckError("--special conv needs hybrid = true")
+        if args.gamma is None:
+            args.gamma = -30.0
+        if args.gamma > -20:
+            raise CheckError("--special conv needs gamma <= -20 (beta ~ 0), got %g"
+                             % args.gamma)
+
+    seed = args.seed if args.seed is not None else \
+        int.from_bytes(os.urandom(4), "little")
+    rng = np.random.default_rng(seed)
+    head = "config=%s seed=%d" % (cfg_str, seed)
+
+    # Fresh inputs, float32; the reference sees the same float32 values.
+    x = rng.standard_normal((B, T, D)).astype(np.float32)
+    params = R.random_params(rng, cfg, D, dtype=np.float32)
+    if args.theta_dominant is not None:
+        params["theta"][:] = 0.0
+        params["theta"][:, args.theta_dominant] = 30.0
+    if args.gamma is not None:
+        params["gamma"][:] = args.gamma
+    lengths = make_lengths(args.lengths, rng, B, T)
+
+    wd = args.workdir
+    os.makedirs(wd, exist_ok=True)
+    layer_json = os.path.join(wd, "layer.json")
+    moddir = os.path.join(wd, "mod")
+    x_path = os.path.join(wd, "x.npy")
+    len_path = os.path.join(wd, "lengths.npy")
+    st_path = os.path.join(wd, "params.safetensors")
+    y_path = os.path.join(wd, "y.npy")
+    # The config exactly as given, so that the compiler's defaults are exercised.
+    with open(layer_json, "w") as f:
+        json.dump(user_cfg, f, indent=1)
+        f.write("\n")
+    np.save(x_path, np.ascontiguousarray(x, dtype="<f4"))
+    np.save(len_path, (lengths if lengths is not None
+                       else np.full(B, T, np.int32)).astype("<i4"))
+    if os.path.exists(y_path):
+        os.remove(y_path)
+
+    # Reference (float64 on the float32-rounded inputs).
+    p64 = {k: v.astype(np.float64) for k, v in params.items()}
+    x64 = x.astype(np.float64)
+    ref = R.hkt_layer(x64, p64, cfg, lengths)
+    extra = []                         # (label, reference) compared with y too
+    notes = []
+    if args.special == "mha":
+        ym = R.mha(x64, p64["wq"][0], p64["wk"][0], p64["wv"], p64["wo"], H,
+                   cfg["causal"], lengths)
+        r = rel_err(ref, ym)
+        notes.append("ref_vs_mha=%.3e" % r)
+        if not r <= 1e-12:
+            print("%s FAIL reference hkt_layer(L=1) != mha: rel %.3e > 1e-12"
+                  % (head, r))
+            return 1
+        extra.append(("mha", ym))
+    if args.special == "conv":
+        extra.append(("conv", R.conv_only_layer(x64, p64)))
+    if args.theta_dominant is not None:
+        extra.append(("level%d" % args.theta_dominant,
+                      R.single_level_layer(x64, p64, cfg, args.theta_dominant,
+                                           lengths)))
+
+    if args.dry_run:
+        # Read every file back and check it.
+        with open(layer_json) as f:
+            assert json.load(f) == user_cfg, "layer.json round trip"
+        xb = np.load(x_path)
+        assert xb.dtype == np.dtype("<f4") and xb.shape == (B, T, D)
+        assert np.array_equal(xb, x)
+        lb = np.load(len_path)
+        assert lb.dtype == np.dtype("<i4") and lb.shape == (B,)
+        assert ((lb >= 1) & (lb <= T)).all()
+        if lengths is not None:
+            assert np.array_equal(lb, lengths)
+        names = list(params)
+        write_safetensors(st_path, {n: params[n] for n in names})
+        back = read_safetensors(st_path)
+        assert sorted(back) == sorted(names), (sorted(back), names)
+        for n in names:
+            assert back[n].shape == params[n].shape and np.array_equal(back[n], params[n]), n
+        for label, yx in extra:
+            if label == "mha":
+                continue                  # already noted above
+            notes.append("ref_vs_%s=%.3e" % (label, rel_err(ref, yx)))
+        print(" ".join([head] + notes + ["DRY-RUN OK (files in %s)" % wd]))
+        return 0
+
+    # Compile.
+    cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir]
+    if args.pipeline:
+        cmd += ["--pipeline", args.pipeline]
+    run_tool(cmd, args.timeout)
+
+    # Parameters, named as the module expects.
+    arg_names, manifest = manifest_arg_names(moddir)
+    prefix = choose_prefix(args.param_prefix, arg_names, list(params))
+    write_safetensors(st_path, {prefix + n: v for n, v in params.items()})
+
+    # Run.
+    cmd = [args.hkt_run, moddir, "--params", st_path, "--input", "x=" + x_path]
+    if lengths is not None:
+        cmd += ["--input", "lengths=" + len_path]
+    cmd += ["--output", "y=" + y_path]
+    run_tool(cmd, args.timeout)
+
+    # Compare.
+    if not os.path.exists(y_path):
+        raise CheckError("hkt-run wrote no %s" % y_path)
+    y = np.load(y_path)
+    if y.shape != (B, T, D):
+        print("%s FAIL y has shape %s, expected %s" % (head, y.shape, (B, T, D)))
+        return 1
+    if y.dtype != np.float32:
+        notes.append("y_dtype=%s" % y.dtype)
+    y = y.astype(np.float64)
+    if not np.isfinite(y).all():
+        bad = np.argwhere(~np.isfinite(y))[0]
+        print("%s FAIL y has non-finite values (first at %s)" % (head, tuple(bad)))
+        return 1
+
+    err = rel_err(y, ref)
+    results = [("rel_err", err)] + [("rel_err_%s" % lbl, rel_err(y, r))
+                                    for lbl, r in extra]
+    ok = all(e <= args.tol for _, e in results)
+    line = "%s %s" % (head, " ".join("%s=%.3e" % kv for kv in results))
+    if notes:
+        line += " " + " ".join(notes)
+    if ok:
+        print(line + " OK")
+        return 0
+    # Details: where the worst disagreement is.
+    diff = np.abs(y - ref)
+    b, i, c = np.unravel_index(np.argmax(diff), diff.shape)
+    rows = np.sqrt((diff ** 2).sum(axis=2)) / np.maximum(
+        np.sqrt((ref ** 2).sum(axis=2)), 1e-30)
+    print("%s FAIL (tol %g)" % (line, args.tol))
+    print("  lengths=%s" % (None if lengths is None else lengths.tolist()))
+    print("  max |y - ref| = %.3e at [b=%d, t=%d, c=%d]: y=%.6g ref=%.6g"
+          % (diff[b, i, c], b, i, c, y[b, i, c], ref[b, i, c]))
+    worst = np.argsort(rows.ravel())[::-1][:5]
+    print("  worst rows (b, t, rel): %s" % ", ".join(
+        "(%d, %d, %.2e)" % (w // T, w % T, rows.ravel()[w]) for w in worst))
+    print("  reproduce with --seed %d" % seed)
+    return 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except CheckError as e:
+        print("check_layer.py: error: %s" % e, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,112 @@
+//===- hkt-compile.cpp - ahead-of-time compiler for hkt modules -----------===//
+//
+//   hkt-compile IN.mlir -o OUT              every public function of IN
+//   hkt-compile --layer LAYER.json -o OUT   one HKT layer (entry `layer`)
+//   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
+//
+// OUT is a directory holding module.so and manifest.json
+// (docs/module-format.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LayerConfig.h"
+#include "compiler/ModuleCompiler.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("hkt-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> layerFile(
+    "layer", cl::desc("Compile one HKT layer from a layer config (JSON)"),
+    cl::value_desc("LAYER.json"), cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
+                                      cl::value_desc("OUT"), cl::cat(category));
+static cl::opt<bool> emitMlir(
+    "emit-mlir", cl::desc("Print the hkt IR that would be compiled and stop"),
+    cl::cat(category));
+static cl::opt<std::string>
+    cpu("cpu",
+        cl::desc("Target CPU: 'native' (this machine, the default) or an LLVM "
+                 "CPU name; 'x86-64' gives a portable module"),
+        cl::init("native"), cl::cat(category));
+static cl::opt<std::string> pipeline(
+    "pipeline",
+    cl::desc("Lowering pipeline: 'reference' (materialised scores)"),
+    cl::init("reference"), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "hkt-compile: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "HKT ahead-of-time compiler: hkt IR or a layer "
+                              "config -> a compiled module directory\n");
+  if (inputFile.empty() == layerFile.empty())
+    return fail("give exactly one input: IN.mlir or --layer LAYER.json");
+  if (!emitMlir && outputDir.empty())
+    return fail("no output: give -o OUT (or --emit-mlir)");
+
+  DialectRegistry registry;
+  hkt::registerHktDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  if (!layerFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(layerFile);
+    if (!buffer)
+      return fail("cannot read layer config '" + layerFile +
+                  "': " + buffer.getError().message());
+    llvm::Expected<hkt::LayerConfig> config =
+        hkt::parseLayerConfig((*buffer)->getBuffer());
+    if (!config)
+      return fail(layerFile + ": " + llvm::toString(config.takeError()));
+    module = hkt::buildLayerModule(
+        context, *config, FileLineColLoc::get(&context, layerFile, 1, 1));
+  } else {
+    std::string error;
+    auto buffer = mlir::openInputFile(inputFile, &error);
+    if (!buffer)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1; // The parser printed the diagnostics.
+  }
+  if (failed(verify(*module)))
+    return 1;
+
+  if (emitMlir) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  hkt::CompileOptions options;
+  options.cpu = cpu;
+  options.pipeline = pipeline;
+  if (failed(hkt::compileToDirectory(*module, options, outputDir)))
+    return 1;
+  return 0;
+}

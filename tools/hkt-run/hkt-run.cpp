@@ -1,0 +1,449 @@
+//===- hkt-run.cpp - Run an entry of a compiled HKT module ----------------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// hkt-run OUT [--entry F] --input NAME=FILE.npy ... [--params FILE.safetensors
+//         [--params-prefix P]] --output NAME=FILE.npy ... [--random SEED]
+//         [--threads N] [--bench N] [--quiet]
+//
+// Loads the module directory OUT written by hkt-compile, binds the entry's
+// arguments by name (from .npy files, a safetensors file, the manifest's
+// defaults or a seeded random fill), calls it and writes the requested
+// results as .npy files. Exit status: 0 on success, 1 on an error, 2 on a
+// usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CompiledModule.h"
+#include "runtime/Npy.h"
+#include "runtime/SafeTensors.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace hkt::runtime;
+
+namespace {
+
+const char *const kUsage =
+    "usage: hkt-run OUT [--entry F] [--input NAME=FILE.npy]... "
+    "[--params FILE.safetensors [--params-prefix P]] "
+    "[--output NAME=FILE.npy]... [--random SEED] [--threads N] [--bench N] "
+    "[--quiet]";
+
+const char *const kHelp = R"(
+Runs an entry of the compiled module in directory OUT (written by hkt-compile).
+
+  --entry F              the entry to call (optional if the module has one)
+  --input NAME=FILE      bind argument NAME to a .npy file
+  --params FILE          bind arguments to the tensors of a safetensors file,
+                         by name (may be repeated)
+  --params-prefix P      use only the params tensors whose name starts with P,
+                         with P stripped
+  --output NAME=FILE     write result NAME to a .npy file
+  --random SEED          fill unbound arguments that have no default with
+                         deterministic pseudo-random values
+  --threads N            run with N threads (sets OMP_NUM_THREADS)
+  --bench N              after one warm-up call, time N calls and print
+                         {"median_ms":..,"min_ms":..,"n":..,"threads":..}
+  --quiet                print nothing but errors
+)";
+
+/// A command-line mistake: reported with the usage line, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// Any other failure: exit status 1.
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string &message) { throw RunError(message); }
+
+struct Options {
+  std::string moduleDir;
+  std::optional<std::string> entry;
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+  std::vector<std::string> params;
+  std::optional<std::string> paramsPrefix;
+  std::optional<uint64_t> seed;
+  std::optional<int64_t> threads;
+  std::optional<int64_t> bench;
+  bool quiet = false;
+  bool help = false;
+};
+
+uint64_t parseUnsigned(const std::string &flag, const std::string &text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw UsageError(flag + " expects a non-negative integer, got '" + text +
+                     "'");
+  return v;
+}
+
+int64_t parsePositive(const std::string &flag, const std::string &text) {
+  uint64_t v = parseUnsigned(flag, text);
+  if (v < 1 || v > 1000000)
+    throw UsageError(flag + " expects an integer from 1 to 1000000, got '" +
+                     text + "'");
+  return static_cast<int64_t>(v);
+}
+
+std::pair<std::string, std::string> parseBinding(const std::string &flag,
+                                                 const std::string &text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UsageError(flag + " expects NAME=FILE, got '" + text + "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Options parseCommandLine(int argc, char **argv) {
+  Options o;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      o.help = true;
+      return o;
+    }
+    if (arg == "--quiet" || arg == "-q") {
+      o.quiet = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      positional.push_back(arg);
+      continue;
+    }
+    // --flag VALUE or --flag=VALUE.
+    std::string flag = arg, value;
+    bool haveValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      haveValue = true;
+    }
+    static const std::set<std::string> valued = {
+        "--entry",         "--input",  "--output",  "--params",
+        "--params-prefix", "--random", "--threads", "--bench"};
+    if (!valued.count(flag))
+      throw UsageError("unknown option '" + arg + "'");
+    if (!haveValue) {
+      if (i + 1 >= argc)
+        throw UsageError(flag + " needs a value");
+      value = argv[++i];
+    }
+    auto once = [&](bool alreadySet) {
+      if (alreadySet)
+        throw UsageError(flag + " given twice");
+    };
+    if (flag == "--entry") {
+      once(o.entry.has_value());
+      o.entry = value;
+    } else if (flag == "--input") {
+      o.inputs.push_back(parseBinding(flag, value));
+    } else if (flag == "--output") {
+      o.outputs.push_back(parseBinding(flag, value));
+    } else if (flag == "--params") {
+      if (value.empty())
+        throw UsageError("--params needs a file name");
+      o.params.push_back(value);
+    } else if (flag == "--params-prefix") {
+      once(o.paramsPrefix.has_value());
+      o.paramsPrefix = value;
+    } else if (flag == "--random") {
+      once(o.seed.has_value());
+      o.seed = parseUnsigned(flag, value);
+    } else if (flag == "--threads") {
+      once(o.threads.has_value());
+      o.threads = parsePositive(flag, value);
+    } else if (flag == "--bench") {
+      once(o.bench.has_value());
+      o.bench = parsePositive(flag, value);
+    }
+  }
+  if (positional.empty())
+    throw UsageError("no module directory given");
+  if (positional.size() > 1)
+    throw UsageError("more than one module directory given: '" + positional[0] +
+                     "' and '" + positional[1] + "'");
+  o.moduleDir = positional[0];
+  if (o.paramsPrefix && o.params.empty())
+    throw UsageError("--params-prefix needs --params");
+  return o;
+}
+
+/// "'a', 'b'" (or "none") for messages.
+std::string nameList(const std::vector<TensorSpec> &specs) {
+  std::string s;
+  for (const TensorSpec &spec : specs)
+    s += (s.empty() ? "'" : ", '") + spec.name + "'";
+  return s.empty() ? "none" : s;
+}
+
+/// A bound argument: its tensor and where it came from.
+struct Binding {
+  Tensor tensor;
+  std::string source;
+};
+
+/// Configures OpenMP before any module (and the OpenMP runtime it pulls in)
+/// is loaded; returns the thread count to report.
+int64_t configureThreads(const Options &o) {
+  if (o.threads) {
+    ::setenv("OMP_NUM_THREADS", std::to_string(*o.threads).c_str(), 1);
+    return *o.threads;
+  }
+  const char *env = std::getenv("OMP_NUM_THREADS");
+  // libomp aborts on an empty OMP_NUM_THREADS; treat it as unset.
+  if (env && !*env) {
+    ::unsetenv("OMP_NUM_THREADS");
+    env = nullptr;
+  }
+  if (env) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(env, env + std::strlen(env), n);
+    if (ec == std::errc() && n > 0)
+      return n; // "4,2" (nested levels) reports the outer count
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int run(const Options &o) {
+  int64_t threads = configureThreads(o);
+
+  Expected<std::unique_ptr<CompiledModule>> loaded =
+      CompiledModule::open(o.moduleDir);
+  if (!loaded)
+    fail(loaded.message());
+  const CompiledModule &module = **loaded;
+
+  // Pick the entry.
+  const Manifest &manifest = module.manifest();
+  const Entry *entry = nullptr;
+  if (o.entry) {
+    entry = module.findEntry(*o.entry);
+    if (!entry)
+      fail("module '" + o.moduleDir + "' has no entry '" + *o.entry +
+           "'; its entries are: " + manifest.entryNames());
+  } else if (module.entries().size() == 1) {
+    entry = &module.entries().front();
+  } else {
+    fail("module '" + o.moduleDir +
+         "' has several entries; choose one with "
+         "--entry: " +
+         manifest.entryNames());
+  }
+  const EntrySpec &spec = entry->spec();
+  std::string entryName = "entry '" + spec.name + "'";
+
+  // Check the outputs before doing any work.
+  std::set<std::string> outputNames, outputFiles;
+  for (const auto &[name, file] : o.outputs) {
+    if (!spec.findResult(name))
+      fail("--output " + name + "=" + file + ": " + entryName +
+           " has no result '" + name +
+           "'; its results are: " + nameList(spec.results));
+    if (!outputNames.insert(name).second)
+      fail("result '" + name + "' is given to --output twice");
+    if (!outputFiles.insert(file).second)
+      fail("two --output options write the same file '" + file + "'");
+  }
+
+  // Bind arguments: files, then params, then defaults, then random values.
+  std::map<std::string, Binding> bound;
+  for (const auto &[name, file] : o.inputs) {
+    const TensorSpec *arg = spec.findArg(name);
+    if (!arg)
+      fail("--input " + name + "=" + file + ": " + entryName +
+           " has no argument '" + name +
+           "'; its arguments are: " + nameList(spec.args));
+    if (bound.count(name))
+      fail("argument '" + name + "' is bound twice: by " + bound[name].source +
+           " and by file " + file);
+    Expected<Tensor> t = readNpy(file);
+    if (!t)
+      fail(t.message());
+    bound[name] = {std::move(t).value(), "file " + file};
+  }
+  for (const std::string &paramsFile : o.params) {
+    Expected<SafeTensorsFile> params = readSafeTensors(paramsFile);
+    if (!params)
+      fail(params.message());
+    for (NamedTensor &nt : params->tensors) {
+      std::string name = nt.name;
+      if (o.paramsPrefix) {
+        if (name.rfind(*o.paramsPrefix, 0) != 0)
+          continue;
+        name.erase(0, o.paramsPrefix->size());
+      }
+      std::string source = "params " + paramsFile + " ('" + nt.name + "')";
+      if (!spec.findArg(name))
+        fail("unused tensor '" + nt.name + "' in " + paramsFile + ": " +
+             entryName + " has no argument " +
+             (name == nt.name ? std::string("of that name")
+                              : "'" + name + "' (after stripping the prefix '" +
+                                    *o.paramsPrefix + "')") +
+             "; its arguments are: " + nameList(spec.args));
+      if (bound.count(name))
+        fail("argument '" + name + "' is bound twice: by " +
+             bound[name].source + " and by " + source);
+      bound[name] = {std::move(nt.tensor), source};
+    }
+  }
+  std::vector<std::string> unbound;
+  for (const TensorSpec &arg : spec.args) {
+    if (bound.count(arg.name))
+      continue;
+    if (!arg.defaultValue && !o.seed) {
+      unbound.push_back(arg.name);
+      continue;
+    }
+    Expected<Tensor> t = Tensor::allocate(arg.dtype, arg.shape);
+    if (!t)
+      fail("argument '" + arg.name + "': " + t.message());
+    if (arg.defaultValue) {
+      if (arg.defaultValue->isInteger)
+        fillConstantInt(*t, arg.defaultValue->intValue);
+      else
+        fillConstant(*t, arg.defaultValue->floatValue);
+      bound[arg.name] = {std::move(t).value(),
+                         "default " + arg.defaultValue->str()};
+    } else {
+      fillRandom(*t, *o.seed, arg.name, arg.range);
+      bound[arg.name] = {std::move(t).value(),
+                         "random (seed " + std::to_string(*o.seed) + ")"};
+    }
+  }
+  if (!unbound.empty()) {
+    std::string list;
+    for (const std::string &n : unbound) {
+      const TensorSpec *arg = spec.findArg(n);
+      list += (list.empty() ? "" : ", ") +
+              ("'" + n + "' (" + arg->describe() + ")");
+    }
+    fail(entryName + " has unbound argument" +
+         (unbound.size() > 1 ? "s " : " ") + list + "; bind with --input " +
+         unbound.front() +
+         "=FILE.npy or --params FILE.safetensors, or fill with --random SEED");
+  }
+
+  // Entry::call checks these too, but here the message can say where the
+  // offending tensor came from.
+  std::vector<Tensor *> args;
+  for (const TensorSpec &arg : spec.args) {
+    const Binding &b = bound[arg.name];
+    std::string problem;
+    if (b.tensor.dtype() != arg.dtype)
+      problem = std::string("dtype ") + dtypeName(b.tensor.dtype()) +
+                ", expected " + dtypeName(arg.dtype);
+    else if (b.tensor.shape() != arg.shape)
+      problem = "shape " + formatShape(b.tensor.shape()) + ", expected " +
+                formatShape(arg.shape);
+    if (!problem.empty())
+      fail(entryName + ": input '" + arg.name + "' has " + problem + " (from " +
+           b.source + ")");
+    args.push_back(&bound[arg.name].tensor);
+  }
+  std::vector<Tensor> resultStorage;
+  for (const TensorSpec &res : spec.results) {
+    Expected<Tensor> t = Tensor::allocate(res.dtype, res.shape);
+    if (!t)
+      fail("result '" + res.name + "': " + t.message());
+    resultStorage.push_back(std::move(t).value());
+  }
+  std::vector<Tensor *> results;
+  for (Tensor &t : resultStorage)
+    results.push_back(&t);
+
+  if (!o.quiet) {
+    std::fprintf(stderr, "hkt-run: module '%s', %s\n", o.moduleDir.c_str(),
+                 entryName.c_str());
+    for (const TensorSpec &arg : spec.args)
+      std::fprintf(stderr, "  arg %s: %s from %s\n", arg.name.c_str(),
+                   arg.describe().c_str(), bound[arg.name].source.c_str());
+  }
+
+  // Entry::call checks dtypes, shapes and ranges before running the code.
+  auto callOnce = [&]() -> double {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = entry->call(args, results); !s.ok())
+      fail(s.message());
+    std::chrono::duration<double, std::milli> ms =
+        std::chrono::steady_clock::now() - start;
+    return ms.count();
+  };
+  double firstMs = callOnce();
+  if (!o.quiet)
+    std::fprintf(stderr, "hkt-run: call took %.3f ms (%lld threads)\n", firstMs,
+                 static_cast<long long>(threads));
+  if (o.bench) {
+    std::vector<double> times;
+    for (int64_t i = 0; i < *o.bench; ++i)
+      times.push_back(callOnce());
+    std::printf(
+        "{\"median_ms\":%.6f,\"min_ms\":%.6f,\"n\":%lld,\"threads\":%lld}\n",
+        median(times), *std::min_element(times.begin(), times.end()),
+        static_cast<long long>(*o.bench), static_cast<long long>(threads));
+    std::fflush(stdout);
+  }
+
+  for (const auto &[name, file] : o.outputs) {
+    size_t index =
+        static_cast<size_t>(spec.findResult(name) - spec.results.data());
+    if (Status s = writeNpy(file, resultStorage[index]); !s.ok())
+      fail(s.message());
+    if (!o.quiet)
+      std::fprintf(stderr, "hkt-run: wrote %s (%s) to %s\n", name.c_str(),
+                   resultStorage[index].describe().c_str(), file.c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options options;
+    try {
+      options = parseCommandLine(argc, argv);
+    } catch (const UsageError &e) {
+      std::fprintf(stderr, "hkt-run: error: %s\n%s\n", e.what(), kUsage);
+      return 2;
+    }
+    if (options.help) {
+      std::printf("%s\n%s", kUsage, kHelp);
+      return 0;
+    }
+    return run(options);
+  } catch (const RunError &e) {
+    std::fprintf(stderr, "hkt-run: error: %s\n", e.what());
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "hkt-run: error: out of memory\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "hkt-run: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "hkt-run: error: unknown failure\n");
+  }
+  return 1;
+}
