@@ -20,11 +20,12 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "OMP_NUM_THREADS"])
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 
-config.substitutions.append(("%python", config.hkt_python))
-config.substitutions.append(
-    ("%reference", os.path.join(config.hkt_src_root, "test", "reference")))
-config.substitutions.append(
-    ("%examples", os.path.join(config.hkt_src_root, "examples")))
+# Inserted first: lit's own %p would otherwise eat the start of %python.
+reference_dir = os.path.join(config.hkt_src_root, "test", "reference")
+config.substitutions.insert(0, ("%python", config.hkt_python))
+config.substitutions.insert(0, ("%reference", reference_dir))
+config.substitutions.insert(
+    0, ("%examples", os.path.join(config.hkt_src_root, "examples")))
 
 tool_dirs = [config.hkt_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"],

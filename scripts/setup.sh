@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what HKT needs from Debian 12's apt (only what is missing; one
+# `apt-get update`), then configures and builds into build/ with CMake + Ninja.
+# Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${HKT_BUILD_DIR:-$root/build}"
+
+packages=(
+  build-essential cmake ninja-build ccache
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  nlohmann-json3-dev libgtest-dev zlib1g-dev libzstd-dev
+  python3 python3-numpy
+)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+fi
+
+llvm=/usr/lib/llvm-22
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR="$llvm/lib/cmake/mlir" \
+    -DMLIR_LINK_MLIR_DYLIB=ON \
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit"
+fi
+# Two cores here; say so explicitly so CI machines with more do not oversubscribe memory.
+cmake --build "$build" -j "${HKT_JOBS:-$(nproc)}"
