@@ -253,9 +253,9 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                                             const CompileOptions &options,
                                             StringRef outDir) {
   Location loc = module.getLoc();
-  if (options.pipeline != "reference")
+  if (options.pipeline != "reference" && options.pipeline != "fused")
     return emitError(loc) << "unknown pipeline '" << options.pipeline
-                          << "' (available: reference)";
+                          << "' (available: fused, reference)";
 
   llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
   if (!target)
@@ -273,7 +273,10 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return failure();
 
   PassManager pm(module.getContext());
-  buildHktCpuReferencePipeline(pm);
+  if (options.pipeline == "fused")
+    buildHktCpuFusedPipeline(pm);
+  else
+    buildHktCpuReferencePipeline(pm);
   if (failed(pm.run(module)))
     return failure();
 

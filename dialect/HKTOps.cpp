@@ -256,6 +256,60 @@ LogicalResult HybridOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// OnlineAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineAttentionOp::verify() {
+  Operation *op = getOperation();
+  ArrayRef<int64_t> factors = getFactors();
+  size_t levels = factors.size();
+  if (levels == 0 || getQueries().size() != levels ||
+      getKeys().size() != levels)
+    return emitOpError() << "needs one query and one key per level factor, got "
+                         << getQueries().size() << " queries, "
+                         << getKeys().size() << " keys and " << levels
+                         << " factors";
+  if (factors[0] != 1)
+    return emitOpError() << "factor of level 0 must be 1, got " << factors[0];
+  if (llvm::any_of(factors, [](int64_t f) { return f < 1; }))
+    return emitOpError("factors must be >= 1");
+  SmallVector<Value> floats(getQueries());
+  llvm::append_range(floats, getKeys());
+  floats.append({getValue(), getAcc(), getMax(), getSum()});
+  if (failed(expectSameElementType(op, floats)) ||
+      failed(expectRank(op, "value", getValue(), 3, "B x Tk x D")) ||
+      failed(expectRank(op, "acc", getAcc(), 3, "B x Tq x D")) ||
+      failed(expectRank(op, "max", getMax(), 3, "B x H x Tq")))
+    return failure();
+  int64_t b = dimOf(getValue(), 0), tk = dimOf(getValue(), 1),
+          d = dimOf(getValue(), 2), tq = dimOf(getAcc(), 1),
+          h = dimOf(getMax(), 1);
+  if (failed(expectShape(op, "acc", getAcc(), {b, tq, d}, "B x Tq x D")) ||
+      failed(expectShape(op, "max", getMax(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectShape(op, "sum", getSum(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectHeadsDivide(op, d, h)))
+    return failure();
+  for (size_t l = 0; l < levels; ++l) {
+    std::string q = "query #" + std::to_string(l),
+                k = "key #" + std::to_string(l);
+    if (failed(expectShape(op, q, getQueries()[l],
+                           {b, ceilDivDim(tq, factors[l]), d},
+                           "B x ceil(Tq / factor) x D")) ||
+        failed(expectShape(op, k, getKeys()[l],
+                           {b, ceilDivDim(tk, factors[l]), d},
+                           "B x ceil(Tk / factor) x D")))
+      return failure();
+  }
+  if (getCausal() && !dimsMatch(tq, tk))
+    return emitOpError() << "causal attention needs Tq = Tk, got " << tq
+                         << " and " << tk;
+  if (getLengths() &&
+      failed(expectShape(op, "lengths", getLengths(), {b}, "B")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
 

@@ -256,6 +256,75 @@ def HKT_HybridOp : HKT_Op<"hybrid"> {
 }
 
 //===----------------------------------------------------------------------===//
+// The tileable online form
+//===----------------------------------------------------------------------===//
+
+def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
+    [AttrSizedOperandSegments]> {
+  let summary = "multi-level attention with a running max and sum (SPEC 3-6)";
+  let description = [{
+    The fused, tileable form of SPEC 3-6 (the model is IREE's
+    `online_attention`). With `f_l = factors[l]`:
+
+    ```
+    S[b, h, i, j] = sum_l query_l[b, floor(i / f_l), h] . key_l[b, floor(j / f_l), h]
+    S[b, h, i, j] = -inf       if causal and j > i, or j >= lengths[b]
+    m'[b, h, i]   = max(max[b, h, i], max_j S[b, h, i, j])
+    sum'[b, h, i] = sum[b, h, i] * exp(max - m') + sum_j exp(S - m')
+    acc'[b, i, h] = acc[b, i, h] * exp(max - m') + sum_j exp(S - m') value[b, j, h]
+    ```
+
+    The queries already carry the convex weight and the scale
+    (`query_l = Q^(l) * lambda[h, l] / sqrt(d)`), so the level blocks simply
+    add up; the attention output is `acc' / sum'`. The running max, sum and
+    accumulator are destinations, so the key dimension can be split into
+    tiles: each tile updates them in turn. The running max starts at the
+    lowest finite value (not -inf), so a tile whose keys are all masked for a
+    row leaves that row's max and sum unchanged.
+
+    `query_l` is `B x ceil(Tq / f_l) x D`, `key_l` `B x ceil(Tk / f_l) x D`,
+    `value` `B x Tk x D`; `acc` is `B x Tq x D`, `max` and `sum` `B x H x Tq`
+    (H from their dimension 1). `factors[0]` is 1.
+
+    Example (three levels, stride 2):
+
+    ```mlir
+    %acc, %max, %sum = hkt.online_attention
+        ins(%q0, %q1, %q2 : tensor<1x64x32xf32>, tensor<1x32x32xf32>, tensor<1x16x32xf32>)
+        keys(%k0, %k1, %k2 : tensor<1x64x32xf32>, tensor<1x32x32xf32>, tensor<1x16x32xf32>)
+        values(%v : tensor<1x64x32xf32>)
+        outs(%a, %m, %s : tensor<1x64x32xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>)
+        {causal = true, factors = array<i64: 1, 2, 4>}
+        -> tensor<1x64x32xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<HKT_FloatTensor>:$queries,
+                       Variadic<HKT_FloatTensor>:$keys,
+                       HKT_FloatTensor:$value,
+                       Optional<HKT_IntTensor>:$lengths,
+                       HKT_FloatTensor:$acc, HKT_FloatTensor:$max,
+                       HKT_FloatTensor:$sum,
+                       DenseI64ArrayAttr:$factors,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs HKT_FloatTensor:$result_acc, HKT_FloatTensor:$result_max,
+                      HKT_FloatTensor:$result_sum);
+  let assemblyFormat = [{
+    `ins` `(` $queries `:` type($queries) `)`
+    `keys` `(` $keys `:` type($keys) `)`
+    `values` `(` $value `:` type($value) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,` type($sum) `)`
+    attr-dict `->` type($result_acc) `,` type($result_max) `,` type($result_sum)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(),
+          getNumOperands() - 3, 3);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // The whole layer
 //===----------------------------------------------------------------------===//
 

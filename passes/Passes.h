@@ -5,6 +5,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -18,6 +19,9 @@ namespace hkt {
 /// Patterns lowering every hkt step op to linalg.generic (the reference path).
 void populateHktToLinalgPatterns(RewritePatternSet &patterns);
 
+/// The pattern of hkt-fuse: the SPEC 3-6 step-op chain -> online attention.
+void populateHktFusePatterns(RewritePatternSet &patterns);
+
 /// The reference CPU pipeline: hkt on tensors -> LLVM dialect, with every
 /// score matrix materialised. Public functions take and return their tensors
 /// as memrefs, results turned into trailing out-parameters.
@@ -26,6 +30,22 @@ void buildHktCpuReferencePipeline(OpPassManager &pm);
 /// Registers the hkt dialect and every dialect and external interface model
 /// (bufferization, LLVM translation) that the hkt pipelines need.
 void registerHktDialects(DialectRegistry &registry);
+
+/// Options of the fused CPU pipeline (tile sizes of the online attention).
+struct FusedPipelineOptions
+    : public PassPipelineOptions<FusedPipelineOptions> {
+  Option<int64_t> tileQ{*this, "tile-q",
+                        llvm::cl::desc("Query rows per attention tile"),
+                        llvm::cl::init(64)};
+  Option<int64_t> tileK{*this, "tile-k",
+                        llvm::cl::desc("Key columns per attention tile"),
+                        llvm::cl::init(64)};
+};
+
+/// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the
+/// layer as on the reference path.
+void buildHktCpuFusedPipeline(OpPassManager &pm,
+                              const FusedPipelineOptions &options = {});
 
 /// Registers the passes and the named pipelines (hkt-cpu-reference-pipeline).
 void registerHktPassesAndPipelines();

@@ -74,6 +74,102 @@ def HktLowerToLinalgPass : Pass<"hkt-lower-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HktFusePass : Pass<"hkt-fuse"> {
+  let summary = "Fuse scores, upsampling, fusion, masks and softmax into hkt.online_attention";
+  let description = [{
+    Finds the chain SPEC 3-6 is written as, from `hkt.attend` backwards:
+
+    ```
+    level_scores(q_l, k_l) -> [upsample by f_l] -> convex_fuse(theta) -> mask
+      -> linalg.softmax (over keys) -> attend(v)
+    ```
+
+    (as `hkt-decompose` produces it from `hkt.attention`, which this pass
+    decomposes first, or as written by hand), and replaces it with one
+    `hkt.online_attention` that never materialises a T x T matrix: the convex
+    weights softmax(theta) and the 1/sqrt(d) scale are folded into the
+    queries, the running max starts at the lowest finite value, and the
+    result is normalised by the running sum (0 for a row with every key
+    masked). A chain that does not match exactly (another upsampling, an
+    intermediate with other users, a level 0 that is upsampled) is left alone
+    and still lowers through the reference path.
+
+    Before:
+
+    ```mlir
+    %s0 = hkt.level_scores ins(%q0, %k0 : ...) outs(...)
+    %s1 = hkt.level_scores ins(%q1, %k1 : ...) outs(...)
+    %u1 = hkt.upsample ins(%s1 : ...) outs(...) factor = 2
+    %f  = hkt.convex_fuse ins(%s0, %u1 : ...) theta(%theta : ...) outs(...)
+    %m  = hkt.mask ins(%f : ...) outs(...) {causal = true}
+    %p  = linalg.softmax dimension(3) ins(%m : ...) outs(...)
+    %a  = hkt.attend ins(%p, %v : ...) outs(%init : ...)
+    ```
+
+    After:
+
+    ```mlir
+    %lambda = linalg.softmax dimension(1) ins(%theta : ...) outs(...)
+    %sq0 = linalg.generic ... // q0 * lambda[h, 0] / sqrt(d)
+    %sq1 = linalg.generic ... // q1 * lambda[h, 1] / sqrt(d)
+    %acc, %max, %sum = hkt.online_attention ins(%sq0, %sq1 : ...) keys(%k0, %k1 : ...)
+        values(%v : ...) outs(%zero, %lowest, %zero2 : ...) {causal = true, factors = array<i64: 1, 2>}
+    %a = linalg.generic ... ins(%acc, %sum) outs(%init) // acc / sum
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
+  let summary = "Tile hkt.online_attention into a parallel loop nest over tiles";
+  let description = [{
+    Lowers `hkt.online_attention` to an `scf.forall` over (batch, head,
+    query tile), parallel, and an `scf.for` over key tiles carrying the
+    running max, sum and accumulator of the query tile. For each pair of
+    tiles, the level-l score block (tile-q / f_l x tile-k / f_l) is computed
+    once from the coarse query and key rows and broadcast into the
+    tile-q x tile-k scores (SPEC 4); then the causal and key-length masks, the
+    online softmax update and P V, all as small static linalg ops that
+    vectorise. Key tiles wholly above the diagonal (causal) or past the
+    row's key length are not visited. Sequences are zero-padded to whole
+    tiles; padded keys are masked, padded queries dropped. Tile sizes are
+    rounded up to a multiple of every level factor.
+
+    Before:
+
+    ```mlir
+    %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : ...) keys(%k0, %k1 : ...)
+        values(%v : ...) outs(%a, %m, %s : ...) {causal = true, factors = array<i64: 1, 2>}
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %r:3 = scf.forall (%b, %h, %qt) in (1, 4, 16) shared_outs(%ao = %a, %mo = %m, %so = %s) {
+      %t:3 = scf.for %kt = %c0 to %upper step %c1 iter_args(...) {
+        %s0 = linalg.generic ... // q0 k0^T block, 64 x 64
+        %s1 = linalg.generic ... // q1 k1^T block, 32 x 32, broadcast 2 x 2
+        ...                      // mask, running max, exp, sum, P V
+      }
+      scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (rounded up to a multiple of every factor)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+           "Key columns per tile (rounded up to a multiple of every factor)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HktMemrefCopyToLinalgPass : Pass<"hkt-memref-copy-to-linalg"> {
   let summary = "Rewrite strided memref.copy as linalg.copy (loops, no runtime call)";
   let description = [{

@@ -27,6 +27,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -65,8 +67,10 @@ static void addBufferization(OpPassManager &pm) {
 /// Loops on memrefs -> LLVM dialect (the order TOOLCHAIN.md found to work).
 static void addLowerToLLVM(OpPassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
+  // Strided metadata first: it expresses dynamic subview offsets with
+  // affine.apply, which lower-affine then removes.
   pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -90,6 +94,23 @@ void mlir::hkt::buildHktCpuReferencePipeline(OpPassManager &pm) {
   addLowerToLLVM(pm);
 }
 
+void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
+                                         const FusedPipelineOptions &options) {
+  pm.addPass(createHktFusePass());
+  HktLowerOnlineAttentionPassOptions tiles;
+  tiles.tileQ = options.tileQ;
+  tiles.tileK = options.tileK;
+  pm.addPass(createHktLowerOnlineAttentionPass(tiles));
+  // What is not fused (downsampling, the hybrid head, theta's softmax) takes
+  // the reference lowering.
+  pm.addPass(createHktLowerToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  pm.addPass(createCSEPass());
+  pm.addPass(createForallToParallelLoopPass());
+  addLowerToLLVM(pm);
+}
+
 void mlir::hkt::registerHktPassesAndPipelines() {
   registerHktPasses();
   PassPipelineRegistration<>(
@@ -97,6 +118,13 @@ void mlir::hkt::registerHktPassesAndPipelines() {
       "Lower hkt to the LLVM dialect through the reference path "
       "(materialised scores, linalg loops)",
       [](OpPassManager &pm) { buildHktCpuReferencePipeline(pm); });
+  PassPipelineRegistration<FusedPipelineOptions>(
+      "hkt-cpu-fused-pipeline",
+      "Lower hkt to the LLVM dialect through the fused path (online "
+      "attention over tiles, never a T x T matrix)",
+      [](OpPassManager &pm, const FusedPipelineOptions &options) {
+        buildHktCpuFusedPipeline(pm, options);
+      });
 }
 
 void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
@@ -109,6 +137,7 @@ void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

@@ -35,6 +35,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+
 using namespace hkt::runtime;
 
 namespace {
@@ -59,7 +61,10 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
                          deterministic pseudo-random values
   --threads N            run with N threads (sets OMP_NUM_THREADS)
   --bench N              after one warm-up call, time N calls and print
-                         {"median_ms":..,"min_ms":..,"n":..,"threads":..}
+                         {"median_ms":..,"min_ms":..,"max_rss_mb":..,
+                          "inputs_mb":..,"n":..,"threads":..}: max_rss_mb is
+                         the process's peak resident set, inputs_mb the size
+                         of all arguments and results, both in MiB
   --quiet                print nothing but errors
 )";
 
@@ -221,6 +226,14 @@ int64_t configureThreads(const Options &o) {
       return n; // "4,2" (nested levels) reports the outer count
   }
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The process's peak resident set size in MiB (0 if unknown).
+double peakRssMiB() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // KiB on Linux
 }
 
 double median(std::vector<double> v) {
@@ -401,10 +414,17 @@ int run(const Options &o) {
     std::vector<double> times;
     for (int64_t i = 0; i < *o.bench; ++i)
       times.push_back(callOnce());
-    std::printf(
-        "{\"median_ms\":%.6f,\"min_ms\":%.6f,\"n\":%lld,\"threads\":%lld}\n",
-        median(times), *std::min_element(times.begin(), times.end()),
-        static_cast<long long>(*o.bench), static_cast<long long>(threads));
+    size_t ioBytes = 0;
+    for (const Tensor *t : args)
+      ioBytes += t->byteSize();
+    for (const Tensor *t : results)
+      ioBytes += t->byteSize();
+    std::printf("{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_rss_mb\":%.3f,"
+                "\"inputs_mb\":%.3f,\"n\":%lld,\"threads\":%lld}\n",
+                median(times), *std::min_element(times.begin(), times.end()),
+                peakRssMiB(), static_cast<double>(ioBytes) / (1024.0 * 1024.0),
+                static_cast<long long>(*o.bench),
+                static_cast<long long>(threads));
     std::fflush(stdout);
   }
 

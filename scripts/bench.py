@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""Benchmark one HKT layer against MHA and against the reference lowering.
+
+Compiles layer configs with build/bin/hkt-compile, times them with
+`hkt-run DIR --random 1 --threads N --bench R` and prints one table:
+for every sequence length T and causal setting, HKT (levels L, hybrid) and
+MHA (levels 1, no hybrid) through the fused pipeline, and HKT through the
+reference pipeline where its materialised scores fit in memory.
+
+    scripts/bench.py                                # the full table (slow)
+    scripts/bench.py --sizes 256,512 --repeat 2
+    scripts/bench.py --fused-pipeline reference     # before `fused` exists
+
+Standard library only. See docs/performance.md for the columns.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+STRIDE = 2
+KERNEL = 3
+CONV_KERNEL = 3
+LARGE_T = 8192  # from here on, at most LARGE_REPEAT timed calls
+LARGE_REPEAT = 3
+
+
+def level_lengths(t, levels, stride):
+    """T_0 = T, T_l = ceil(T_{l-1} / s)."""
+    lengths = [t]
+    for _ in range(1, levels):
+        lengths.append(-(-lengths[-1] // stride))
+    return lengths
+
+
+def layer_flops(batch, t, dim, levels, stride, causal):
+    """FLOPs of one layer: scores at every level plus A*V (halved when
+    causal), the four full-resolution projections and the coarse levels'
+    Q/K projections."""
+    lengths = level_lengths(t, levels, stride)
+    core = sum(2 * batch * tl * tl * dim for tl in lengths)
+    core += 2 * batch * t * t * dim
+    if causal:
+        core /= 2
+    proj = 8 * batch * t * dim * dim + 4 * batch * dim * dim * sum(lengths[1:])
+    return core + proj
+
+
+def _check_flops():
+    hkt = layer_flops(1, 4096, 512, 3, 2, True) / 1e9
+    mha = layer_flops(1, 4096, 512, 1, 2, True) / 1e9
+    assert round(hkt, 2) == 31.68, hkt
+    assert round(mha, 2) == 25.77, mha
+    assert round(hkt / mha, 3) == 1.229, hkt / mha
+
+
+_check_flops()
+
+
+def reference_bytes(batch, heads, t, levels):
+    """Estimated memory of the reference lowering: about levels + 4
+    materialised B x H x T x T f32 score tensors."""
+    return (levels + 4) * batch * heads * t * t * 4
+
+
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an integer, got %r" % text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    return v
+
+
+def size_list(text):
+    sizes = []
+    for part in text.split(","):
+        sizes.append(positive_int(part.strip()))
+    return sizes
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description="Time HKT (fused), MHA (fused) and HKT (reference) layers "
+        "with hkt-compile/hkt-run and print one table.")
+    p.add_argument("--sizes", type=size_list,
+                   default=[512, 1024, 2048, 4096, 8192, 16384],
+                   help="comma-separated sequence lengths T "
+                   "(default 512,1024,2048,4096,8192,16384)")
+    p.add_argument("--causal", choices=["both", "yes", "no"], default="both",
+                   help="which masks to measure (default both)")
+    p.add_argument("--repeat", type=positive_int, default=5,
+                   help="timed calls per measurement, after one warm-up "
+                   "(default 5; at most %d for T >= %d)" % (LARGE_REPEAT, LARGE_T))
+    p.add_argument("--threads", type=positive_int, default=2,
+                   help="threads for hkt-run (default 2)")
+    p.add_argument("--batch", type=positive_int, default=1, help="B (default 1)")
+    p.add_argument("--dim", type=positive_int, default=512, help="D (default 512)")
+    p.add_argument("--heads", type=positive_int, default=8, help="H (default 8)")
+    p.add_argument("--levels", type=positive_int, default=3,
+                   help="L of the HKT layer (default 3; MHA is always 1)")
+    p.add_argument("--fused-pipeline", default="fused", metavar="NAME",
+                   help="hkt-compile pipeline for the fused columns "
+                   "(default fused)")
+    p.add_argument("--reference-max-gb", type=float, default=4.0, metavar="GB",
+                   help="skip a reference-pipeline run whose estimated memory, "
+                   "(levels + 4) * B * H * T^2 * 4 bytes, exceeds this many "
+                   "GiB (default 4)")
+    p.add_argument("--timeout", type=float, default=3600.0, metavar="S",
+                   help="seconds allowed to one hkt-compile or hkt-run "
+                   "(default 3600)")
+    p.add_argument("--build", default=os.path.join(REPO, "build"), metavar="DIR",
+                   help="build tree holding bin/hkt-compile and bin/hkt-run "
+                   "(default: the repository's build/)")
+    p.add_argument("--markdown", action="store_true",
+                   help="print a Markdown table instead of aligned text")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr")
+    args = p.parse_args(argv)
+    if args.dim % args.heads:
+        p.error("--dim %d is not divisible by --heads %d" % (args.dim, args.heads))
+    return args
+
+
+class Failure(Exception):
+    """A compile or run that did not give a number: `cell` is what the table
+    shows, `note` the footnote."""
+
+    def __init__(self, cell, note):
+        super().__init__(note)
+        self.cell = cell
+        self.note = note
+
+
+class Skipped(Exception):
+    pass
+
+
+def first_error_line(text):
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    for line in lines:
+        i = line.find("error:")
+        if i >= 0:
+            # Drop "CFG.json:1:1: " and the like: the config is a temporary.
+            return line[i:]
+    return lines[0] if lines else "(no message)"
+
+
+class Bench:
+    def __init__(self, args, workdir):
+        self.args = args
+        self.workdir = workdir
+        self.compile_tool = os.path.join(args.build, "bin", "hkt-compile")
+        self.run_tool = os.path.join(args.build, "bin", "hkt-run")
+        for tool in (self.compile_tool, self.run_tool):
+            if not os.access(tool, os.X_OK):
+                sys.exit("bench.py: error: %s not found (build it, or give "
+                         "--build DIR)" % tool)
+
+    def progress(self, text):
+        if not self.args.quiet:
+            print("bench.py: " + text, file=sys.stderr, flush=True)
+
+    def measure(self, what, t, causal, levels, hybrid, pipeline):
+        """Compiles and times one layer; returns hkt-run's JSON record."""
+        a = self.args
+        if pipeline == "reference":
+            need = reference_bytes(a.batch, a.heads, t, levels)
+            if need > a.reference_max_gb * 2**30:
+                self.progress("%s T=%d causal=%s: skipped (reference needs ~%.1f GiB)"
+                              % (what, t, causal, need / 2**30))
+                raise Skipped()
+        name = "%s-%s-T%d-%s" % (what.replace(" ", "-"), pipeline, t,
+                                 "causal" if causal else "full")
+        cfg = os.path.join(self.workdir, name + ".json")
+        out = os.path.join(self.workdir, name)
+        with open(cfg, "w") as f:
+            json.dump({"batch": a.batch, "seq_len": t, "dim": a.dim,
+                       "heads": a.heads, "levels": levels, "stride": STRIDE,
+                       "kernel": KERNEL, "conv_kernel": CONV_KERNEL,
+                       "hybrid": hybrid, "causal": causal}, f)
+        # Footnotes name the pipeline, not the layer (the cell says which),
+        # so that one error shared by HKT and MHA gets one footnote.
+        label = "pipeline %s" % pipeline
+        self.call([self.compile_tool, "--layer", cfg, "--pipeline", pipeline,
+                   "-o", out], "hkt-compile, " + label)
+        n = a.repeat if t < LARGE_T else min(a.repeat, LARGE_REPEAT)
+        stdout = self.call([self.run_tool, out, "--random", "1", "--threads",
+                            str(a.threads), "--bench", str(n), "--quiet"],
+                           "hkt-run, " + label)
+        record = None
+        for line in stdout.splitlines():
+            if line.startswith("{"):
+                record = json.loads(line)
+        if record is None or "median_ms" not in record:
+            raise Failure("n/a", "hkt-run, %s: no timing line in its output" % label)
+        self.progress("%s %s T=%d causal=%s: %.3f ms"
+                      % (what, label, t, causal, record["median_ms"]))
+        return record
+
+    def call(self, cmd, label):
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  timeout=self.args.timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure("timeout", "%s: over %g s" % (label, self.args.timeout))
+        if proc.returncode != 0:
+            if proc.returncode < 0:
+                msg = "killed by signal %d" % -proc.returncode
+            else:
+                msg = first_error_line(proc.stderr)
+            raise Failure("n/a", "%s: %s" % (label, msg))
+        return proc.stdout
+
+
+def fmt(value, digits):
+    return "-" if value is None else "%.*f" % (digits, value)
+
+
+COLUMNS = ["T", "causal", "HKT fused ms", "HKT GFLOP/s", "MHA fused ms",
+           "MHA GFLOP/s", "HKT/MHA time", "HKT reference ms",
+           "fused speed-up", "HKT peak RSS MiB", "HKT RSS above inputs MiB"]
+
+
+def main(argv):
+    args = parse_args(argv)
+    causals = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
+    notes = []  # footnote texts, numbered from 1
+
+    def cell_of(fn):
+        """Runs a measurement; returns (record or None, cell text if none)."""
+        try:
+            return fn(), None
+        except Skipped:
+            return None, "-"
+        except Failure as f:
+            if f.note not in notes:
+                notes.append(f.note)
+            return None, "%s[%d]" % (f.cell, notes.index(f.note) + 1)
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hkt-bench-") as workdir:
+        bench = Bench(args, workdir)
+        for t in args.sizes:
+            for causal in causals:
+                hkt, hkt_cell = cell_of(lambda: bench.measure(
+                    "HKT", t, causal, args.levels, True, args.fused_pipeline))
+                mha, mha_cell = cell_of(lambda: bench.measure(
+                    "MHA", t, causal, 1, False, args.fused_pipeline))
+                if args.fused_pipeline == "reference":
+                    ref, ref_cell = hkt, hkt_cell  # the same module: reuse
+                else:
+                    ref, ref_cell = cell_of(lambda: bench.measure(
+                        "HKT", t, causal, args.levels, True, "reference"))
+
+                hkt_flops = layer_flops(args.batch, t, args.dim, args.levels,
+                                        STRIDE, causal)
+                mha_flops = layer_flops(args.batch, t, args.dim, 1, STRIDE, causal)
+
+                def ms(r):
+                    return r["median_ms"] if r else None
+
+                def gflops(flops, r):
+                    return flops / (r["median_ms"] * 1e-3) / 1e9 if r else None
+
+                def ratio(a, b):
+                    return a / b if a is not None and b is not None and b > 0 else None
+
+                rss = hkt.get("max_rss_mb") if hkt else None
+                above = (rss - hkt["inputs_mb"]) if rss is not None and \
+                    "inputs_mb" in hkt else None
+                rows.append([
+                    str(t), "yes" if causal else "no",
+                    hkt_cell or fmt(ms(hkt), 3),
+                    hkt_cell or fmt(gflops(hkt_flops, hkt), 2),
+                    mha_cell or fmt(ms(mha), 3),
+                    mha_cell or fmt(gflops(mha_flops, mha), 2),
+                    fmt(ratio(ms(hkt), ms(mha)), 3),
+                    ref_cell or fmt(ms(ref), 3),
+                    fmt(ratio(ms(ref), ms(hkt)), 2),
+                    hkt_cell or fmt(rss, 1),
+                    hkt_cell or fmt(above, 1),
+                ])
+
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    d = args.dim // args.heads
+    header = [
+        "command: " + shlex.join([sys.argv[0]] + list(argv)),
+        "date: " + datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cpu: %s (%d logical CPUs)" % (cpu, os.cpu_count() or 0),
+        "threads: %d" % args.threads,
+        "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32; "
+        "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
+                                    args.levels, STRIDE, KERNEL, CONV_KERNEL),
+        "timing: median of %d calls after one warm-up (at most %d for T >= %d); "
+        "fused pipeline '%s'; reference skipped above %g GiB"
+        % (args.repeat, min(args.repeat, LARGE_REPEAT), LARGE_T,
+           args.fused_pipeline, args.reference_max_gb),
+    ]
+    out = []
+    if args.markdown:
+        out += ["- " + h for h in header] + [""]
+        out.append("| " + " | ".join(COLUMNS) + " |")
+        out.append("|" + "|".join("---:" for _ in COLUMNS) + "|")
+        for r in rows:
+            out.append("| " + " | ".join(r) + " |")
+    else:
+        out += header + [""]
+        widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+                  for i, c in enumerate(COLUMNS)]
+        out.append("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths)))
+        for r in rows:
+            out.append("  ".join(v.rjust(w) for v, w in zip(r, widths)))
+    if notes:
+        out.append("")
+        for i, note in enumerate(notes, 1):
+            out.append("[%d] %s" % (i, note))
+    print("\n".join(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
