@@ -24,8 +24,8 @@ struct CompileOptions {
   /// "native" (this machine) or an LLVM CPU name such as "x86-64".
   std::string cpu = "native";
   /// A registered pipeline name without the `hkt-cpu-` prefix and
-  /// `-pipeline` suffix: "reference".
-  std::string pipeline = "reference";
+  /// `-pipeline` suffix: "fused" (the default) or "reference".
+  std::string pipeline = "fused";
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into the directory

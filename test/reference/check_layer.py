@@ -5,7 +5,7 @@ float64 reference (hkt_reference.py, written from SPEC.md).
 Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
 
   check_layer.py --hkt-compile PATH --hkt-run PATH --config JSON_OR_FILE
-                 --workdir DIR [--pipeline NAME] [--seed N]
+                 --workdir DIR [--pipeline NAME[,NAME...]] [--seed N]
                  [--lengths random|full|N,N,...] [--theta-dominant L]
                  [--gamma VALUE] [--tol 1e-4] [--special mha|conv]
                  [--param-prefix auto|none|PREFIX] [--timeout S] [--dry-run]
@@ -198,7 +198,8 @@ def parse_args(argv):
     ap.add_argument("--hkt-run")
     ap.add_argument("--config", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--pipeline")
+    ap.add_argument("--pipeline", default="fused,reference",
+                    help="comma-separated hkt-compile pipelines, each checked")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--lengths", default="random")
     ap.add_argument("--theta-dominant", type=int)
@@ -339,10 +340,21 @@ def main(argv):
         print(" ".join([head] + notes + ["DRY-RUN OK (files in %s)" % wd]))
         return 0
 
-    # Compile.
-    cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir]
-    if args.pipeline:
-        cmd += ["--pipeline", args.pipeline]
+    # Every pipeline compiles and runs the same inputs; each must agree.
+    status = 0
+    for pipeline in args.pipeline.split(","):
+        status |= check_pipeline(args, pipeline, layer_json, moddir + "-" + pipeline,
+                                 params, st_path, x_path, lengths, len_path,
+                                 y_path, ref, extra, notes, head, seed, B, T, D)
+    return status
+
+
+def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
+                   lengths, len_path, y_path, ref, extra, notes, head, seed,
+                   B, T, D):
+    head = "%s pipeline=%s" % (head, pipeline)
+    cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir,
+           "--pipeline", pipeline]
     run_tool(cmd, args.timeout)
 
     # Parameters, named as the module expects.
@@ -351,6 +363,8 @@ def main(argv):
     write_safetensors(st_path, {prefix + n: v for n, v in params.items()})
 
     # Run.
+    if os.path.exists(y_path):
+        os.remove(y_path)
     cmd = [args.hkt_run, moddir, "--params", st_path, "--input", "x=" + x_path]
     if lengths is not None:
         cmd += ["--input", "lengths=" + len_path]
@@ -396,6 +410,7 @@ def main(argv):
         "(%d, %d, %.2e)" % (w // T, w % T, rows.ravel()[w]) for w in worst))
     print("  reproduce with --seed %d" % seed)
     return 1
+
 
 
 if __name__ == "__main__":

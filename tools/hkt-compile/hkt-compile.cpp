@@ -46,8 +46,9 @@ static cl::opt<std::string>
         cl::init("native"), cl::cat(category));
 static cl::opt<std::string> pipeline(
     "pipeline",
-    cl::desc("Lowering pipeline: 'reference' (materialised scores)"),
-    cl::init("reference"), cl::cat(category));
+    cl::desc("Lowering pipeline: 'fused' (online attention over tiles, the "
+             "default) or 'reference' (materialised scores)"),
+    cl::init("fused"), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hkt-compile: error: " << message << "\n";
