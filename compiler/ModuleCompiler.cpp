@@ -231,7 +231,7 @@ struct TempDirGuard {
 };
 
 LogicalResult linkSharedObject(Location loc, StringRef object,
-                               StringRef output) {
+                               StringRef output, bool openmp) {
   // Any system linker driver does; prefer the C compiler the build used.
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
   if (!cc)
@@ -240,6 +240,13 @@ LogicalResult linkSharedObject(Location loc, StringRef object,
     return emitError(loc, "no linker driver found: install a C compiler "
                           "('cc' or 'clang-22') to link the shared object");
   SmallVector<StringRef> argv = {*cc, "-shared", "-o", output, object, "-lm"};
+  // The module finds libomp where this compiler found it.
+  std::string rpath =
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(HKT_OPENMP_LIBRARY)).str();
+  if (openmp) {
+    argv.push_back(HKT_OPENMP_LIBRARY);
+    argv.push_back(rpath);
+  }
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(*cc, argv, std::nullopt, {}, 0, 0, &error);
   if (rc != 0)
@@ -319,7 +326,9 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       return emitError(loc, "the target cannot emit object files");
     codegen.run(*llvmModule);
   }
-  if (failed(linkSharedObject(loc, objectPath, (tmpDir + "/module.so").str())))
+  bool openmp = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
+  if (failed(linkSharedObject(loc, objectPath, (tmpDir + "/module.so").str(),
+                              openmp)))
     return failure();
   llvm::sys::fs::remove(objectPath);
 

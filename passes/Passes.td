@@ -170,6 +170,45 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
+  let summary = "Tile and vectorise the matmuls for the CPU (transform-dialect recipe)";
+  let description = [{
+    Applies the CPU code-generation recipe of shared/TOOLCHAIN.md, written as
+    a transform-dialect script (CpuCodegen.cpp), to the `linalg.matmul` ops
+    on memrefs (after bufferization) whose shapes it covers without
+    remainders: an `scf.forall` over 64-row blocks (threads), cache tiles
+    [0, 256, 512] with the K loop outside N, an 8 x 32 register tile with
+    K step 1, vectorisation, the outer-product contraction lowering and
+    hoisting of the accumulator across K. Other matmuls are left to the
+    plain loop lowering.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<1024x512xf32>, memref<512x512xf32>)
+                  outs(%c : memref<1024x512xf32>)
+    ```
+
+    After (abridged):
+
+    ```mlir
+    scf.forall (%i) in (16) {
+      scf.for %n0 ... step 256 { scf.for %i1 ... step 8 { scf.for %n1 ... step 32 {
+        %acc = vector.transfer_read %c[...] : memref<1024x512xf32>, vector<8x32xf32>
+        %r = scf.for %k ... iter_args(%a0 = %acc) -> (vector<8x32xf32>) {
+          ... 8 x vector.fma : vector<32xf32>
+        }
+        vector.transfer_write %r, %c[...]
+      } } }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::transform::TransformDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::ub::UBDialect"];
+}
+
 def HktMemrefCopyToLinalgPass : Pass<"hkt-memref-copy-to-linalg"> {
   let summary = "Rewrite strided memref.copy as linalg.copy (loops, no runtime call)";
   let description = [{
