@@ -280,8 +280,14 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return failure();
 
   PassManager pm(module.getContext());
-  if (options.pipeline == "fused")
-    buildHktCpuFusedPipeline(pm);
+  if (options.pipeline == "fused") {
+    FusedPipelineOptions fused;
+    auto has = [&](StringRef f) {
+      return llvm::is_contained(target->features, f);
+    };
+    fused.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
+    buildHktCpuFusedPipeline(pm, fused);
+  }
   else
     buildHktCpuReferencePipeline(pm);
   if (failed(pm.run(module)))

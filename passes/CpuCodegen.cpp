@@ -14,7 +14,9 @@
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -33,9 +35,16 @@ constexpr llvm::StringLiteral kMarker = "hkt.codegen";
 /// One class of matmuls: tiles that divide their shapes exactly, so every
 /// tile is static (vectorisation needs static shapes).
 struct Tiles {
-  int64_t rows, cacheN, cacheK;
+  enum Kind {
+    Gemm,      // a whole matmul: threads, cache tiles, register tiles
+    TileGemm,  // a matmul inside a loop nest: register tiles only
+    Rows,      // an elementwise or row-reduction op: one row at a time
+    Whole      // a 1-D op: vectorised as it is
+  } kind;
+  int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0;
   bool operator<(const Tiles &o) const {
-    return std::tie(rows, cacheN, cacheK) < std::tie(o.rows, o.cacheN, o.cacheK);
+    return std::tie(kind, rows, cacheN, cacheK, regM, regN) <
+           std::tie(o.kind, o.rows, o.cacheN, o.cacheK, o.regM, o.regN);
   }
 };
 
@@ -50,23 +59,45 @@ std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
         "transform.named_sequence @__transform_main(%root: !transform.any_op "
         "{transform.readonly}) {\n";
   for (auto [t, id] : classes) {
-    os << llvm::formatv(
-        "%mm{0} = transform.structured.match ops{{[\"linalg.matmul\"]} "
-        "attributes {{hkt.codegen = {0} : i64} in %root : (!transform.any_op) "
-        "-> !transform.any_op\n"
-        "%a{0}, %f{0} = transform.structured.tile_using_forall %mm{0} "
-        "tile_sizes [{1}, 0, 0] : (!transform.any_op) -> (!transform.any_op, "
-        "!transform.any_op)\n"
-        "%b{0}, %l{0}a, %l{0}b = transform.structured.tile_using_for %a{0} "
-        "tile_sizes [0, {2}, {3}] interchange = [0, 2, 1] : "
-        "(!transform.any_op) -> (!transform.any_op, !transform.any_op, "
-        "!transform.any_op)\n"
-        "%c{0}, %l{0}c, %l{0}d, %l{0}e = transform.structured.tile_using_for "
-        "%b{0} tile_sizes [8, 32, 1] : (!transform.any_op) -> "
-        "(!transform.any_op, !transform.any_op, !transform.any_op, "
-        "!transform.any_op)\n"
-        "transform.structured.vectorize %c{0} : !transform.any_op\n",
-        id, t.rows, t.cacheN, t.cacheK);
+    const char *ops = t.kind == Tiles::Gemm || t.kind == Tiles::TileGemm
+                          ? "[\"linalg.matmul\"]"
+                          : "[\"linalg.generic\", \"linalg.fill\", "
+                            "\"linalg.copy\"]";
+    os << llvm::formatv("%m{0} = transform.structured.match ops{{{1}} "
+                        "attributes {{hkt.codegen = {0} : i64} in %root : "
+                        "(!transform.any_op) -> !transform.any_op\n",
+                        id, ops);
+    std::string target = llvm::formatv("%m{0}", id).str();
+    if (t.kind == Tiles::Gemm) {
+      os << llvm::formatv(
+          "%a{0}, %f{0} = transform.structured.tile_using_forall %m{0} "
+          "tile_sizes [{1}, 0, 0] : (!transform.any_op) -> "
+          "(!transform.any_op, !transform.any_op)\n"
+          "%b{0}, %l{0}a, %l{0}b = transform.structured.tile_using_for %a{0} "
+          "tile_sizes [0, {2}, {3}] interchange = [0, 2, 1] : "
+          "(!transform.any_op) -> (!transform.any_op, !transform.any_op, "
+          "!transform.any_op)\n",
+          id, t.rows, t.cacheN, t.cacheK);
+      target = llvm::formatv("%b{0}", id).str();
+    }
+    if (t.kind == Tiles::Gemm || t.kind == Tiles::TileGemm) {
+      os << llvm::formatv(
+          "%c{0}, %l{0}c, %l{0}d, %l{0}e = transform.structured.tile_using_for "
+          "{1} tile_sizes [{2}, {3}, 1] : (!transform.any_op) -> "
+          "(!transform.any_op, !transform.any_op, !transform.any_op, "
+          "!transform.any_op)\n",
+          id, target, t.regM, t.regN);
+      target = llvm::formatv("%c{0}", id).str();
+    } else if (t.kind == Tiles::Rows) {
+      os << llvm::formatv(
+          "%c{0}, %l{0}c = transform.structured.tile_using_for %m{0} "
+          "tile_sizes [1] : (!transform.any_op) -> (!transform.any_op, "
+          "!transform.any_op)\n",
+          id);
+      target = llvm::formatv("%c{0}", id).str();
+    }
+    os << "transform.structured.vectorize " << target
+       << " : !transform.any_op\n";
   }
   os << R"mlir(
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -80,6 +111,7 @@ std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
     %h = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %h {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
@@ -92,51 +124,95 @@ std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
   return s;
 }
 
-/// The tiles for `mm`, if the recipe covers it: f32, static, outside any
-/// loop, and the register tile divides every block.
-std::optional<Tiles> tilesFor(linalg::MatmulOp mm) {
-  if (!mm.hasPureBufferSemantics() || mm->getParentOfType<scf::ForallOp>() ||
-      mm->getParentOfType<scf::ForOp>())
+bool staticF32(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// How the recipe treats `op`, if it covers it: static f32 shapes whose
+/// tiles divide exactly (vectorisation needs static shapes).
+std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
+  if (!op.hasPureBufferSemantics() ||
+      !llvm::all_of(op->getOperands(), [](Value v) {
+        return !isa<MemRefType>(v.getType()) || staticF32(v);
+      }))
     return std::nullopt;
-  auto a = dyn_cast<MemRefType>(mm.getDpsInputs()[0].getType());
-  auto c = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
-  if (!a || !c || !a.hasStaticShape() || !c.hasStaticShape() ||
-      !a.getElementType().isF32())
+  bool inLoop = op->getParentOfType<scf::ForallOp>() ||
+                op->getParentOfType<scf::ForOp>();
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+    auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
+    auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
+    int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
+    // Two vectors of columns by 8 rows (16 accumulators) with 32 vector
+    // registers (AVX-512), by 4 rows (8 accumulators) with 16 (AVX2).
+    Tiles t{inLoop ? Tiles::TileGemm : Tiles::Gemm};
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
+    t.regM = vectorBits >= 512 ? 8 : 4;
+    t.regN = n % (2 * lanes) == 0 ? 2 * lanes : n % lanes == 0 ? lanes : 0;
+    if (m % t.regM != 0 || t.regN == 0)
+      return std::nullopt;
+    if (!inLoop) {
+      t.rows = std::gcd(m, int64_t(64));
+      if (t.rows % t.regM != 0)
+        return std::nullopt;
+      t.cacheN = std::gcd(n, int64_t(256));
+      t.cacheK = std::gcd(k, int64_t(512));
+      if (t.cacheN % t.regN != 0)
+        return std::nullopt;
+    }
+    return t;
+  }
+  // The small ops of the attention tiles (inside the loop nest).
+  if (!inLoop || !isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp>(op))
     return std::nullopt;
-  int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
-  Tiles t{std::gcd(m, int64_t(64)), std::gcd(n, int64_t(256)),
-          std::gcd(k, int64_t(512))};
-  if (t.rows % 8 != 0 || t.cacheN % 32 != 0)
+  if (op.getNumLoops() == 1)
+    return Tiles{Tiles::Whole};
+  // The 4-D broadcast of a coarse level block sends the vector patterns
+  // below into an endless rewrite loop (seen with MLIR 22): left as loops.
+  if (op.getNumLoops() > 2)
     return std::nullopt;
-  return t;
+  if (op.getIteratorTypesArray().front() != utils::IteratorType::parallel)
+    return std::nullopt;
+  return Tiles{Tiles::Rows};
+}
+
+/// Runs the recipe on the ops marked with their class.
+LogicalResult applyRecipe(ModuleOp module,
+                          const std::map<Tiles, int> &classes) {
+  SmallVector<std::pair<Tiles, int>> list(classes.begin(), classes.end());
+  OwningOpRef<ModuleOp> recipe = parseSourceString<ModuleOp>(
+      recipeFor(list), ParserConfig(module.getContext()));
+  if (!recipe)
+    return module.emitError("internal error: the codegen recipe does not parse");
+  Operation *entry = recipe->lookupSymbol("__transform_main");
+  return transform::applyTransformNamedSequence(module, entry, *recipe,
+                                                transform::TransformOptions());
 }
 
 struct HktCpuCodegenPass
     : public mlir::hkt::impl::HktCpuCodegenPassBase<HktCpuCodegenPass> {
+  using HktCpuCodegenPassBase::HktCpuCodegenPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::map<Tiles, int> classes;
-    module.walk([&](linalg::MatmulOp mm) {
-      if (std::optional<Tiles> t = tilesFor(mm)) {
+    Type i64 = IntegerType::get(&getContext(), 64);
+    module.walk([&](linalg::LinalgOp op) {
+      if (std::optional<Tiles> t = tilesFor(op, vectorBits)) {
         int id = classes.emplace(*t, classes.size()).first->second;
-        mm->setAttr(kMarker, IntegerAttr::get(IntegerType::get(&getContext(), 64), id));
+        op->setAttr(kMarker, IntegerAttr::get(i64, id));
       }
     });
-    if (classes.empty())
-      return;
-    SmallVector<std::pair<Tiles, int>> list(classes.begin(), classes.end());
-    std::string text = recipeFor(list);
-    OwningOpRef<ModuleOp> recipe =
-        parseSourceString<ModuleOp>(text, ParserConfig(&getContext()));
-    if (!recipe) {
-      module.emitError("internal error: the codegen recipe does not parse");
-      return signalPassFailure();
-    }
-    Operation *entry = recipe->lookupSymbol("__transform_main");
-    if (failed(transform::applyTransformNamedSequence(
-            module, entry, *recipe, transform::TransformOptions())))
+    if (!classes.empty() && failed(applyRecipe(module, classes)))
       return signalPassFailure();
     module.walk([&](Operation *op) { op->removeAttr(kMarker); });
+
+    // exp as a vectorised polynomial (error ~1e-7), not one expf call per
+    // lane.
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
   }
 };
 } // namespace

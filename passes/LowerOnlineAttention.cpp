@@ -103,29 +103,20 @@ private:
 /// computed once at coarse resolution and broadcast over f_l x f_l.
 Value Lowering::scoresForTile(Value i0, Value j0, Value b, Value col0,
                               ArrayRef<Value> queryTiles) {
-  AffineExpr i, j, e;
-  bindDims(ctx, i, j, e);
   Value zero = constant(0.0);
   Value scores = filled({tileQ, tileK}, zero);
   for (auto [l, f] : llvm::enumerate(factors)) {
     int64_t rowsK = tileK / f;
     Value j0l = arith::DivUIOp::create(rw, loc, j0, index(f));
-    Value keyTile = slice(keys[l], {b, j0l, col0}, {1, rowsK, headDim},
-                          {rowsK, headDim});
+    // Keys are stored transposed (d x keys): the block is a plain matmul
+    // whose key columns are contiguous, so it vectorises along keys.
+    Value keyTile = slice(keys[l], {b, col0, j0l}, {1, headDim, rowsK},
+                          {headDim, rowsK});
     Value target = f == 1 ? scores : filled({tileQ / f, rowsK}, zero);
-    Value block =
-        linalg::GenericOp::create(
-            rw, loc, target.getType(), ValueRange{queryTiles[l], keyTile},
-            ValueRange{target},
-            {map(3, {i, e}), map(3, {j, e}), map(3, {i, j})},
-            {kPar, kPar, kRed},
-            [](OpBuilder &nb, Location nl, ValueRange args) {
-              Value prod = arith::MulFOp::create(nb, nl, args[0], args[1]);
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddFOp::create(nb, nl, args[2], prod).getResult());
-            })
-            .getResult(0);
+    Value block = linalg::MatmulOp::create(rw, loc,
+                                           ValueRange{queryTiles[l], keyTile},
+                                           ValueRange{target})
+                      .getResult(0);
     if (f == 1) {
       scores = block;
       continue;
@@ -215,7 +206,12 @@ LogicalResult Lowering::run() {
   SmallVector<Value> queries;
   for (auto [l, f] : llvm::enumerate(factors)) {
     queries.push_back(padTo(op.getQueries()[l], 1, tqPad / f, zero));
-    keys.push_back(padTo(op.getKeys()[l], 1, tkPad / f, zero));
+    // B x D x Tk_l: transposed once, read tile by tile.
+    Value key = padTo(op.getKeys()[l], 1, tkPad / f, zero);
+    Value keyT = tensor::EmptyOp::create(rw, loc, {batch, dim, tkPad / f}, elt);
+    keys.push_back(linalg::TransposeOp::create(rw, loc, key, keyT,
+                                               ArrayRef<int64_t>{0, 2, 1})
+                       .getResult()[0]);
   }
   Value value = padTo(op.getValue(), 1, tkPad, zero);
   Value acc = padTo(op.getAcc(), 1, tqPad, zero);
@@ -272,8 +268,8 @@ LogicalResult Lowering::run() {
           Value scores = scoresForTile(i0, j0, b, col0, queryTiles);
           scores = mask(scores, i0, j0, keyLength);
 
-          AffineExpr i, j, e;
-          bindDims(ctx, i, j, e);
+          AffineExpr i, j;
+          bindDims(ctx, i, j);
           // m' = max(m, max_j S), first into a temporary: the old m is
           // still needed for the correction factor, and each carried value
           // must end up back in its own buffer (bufferization in place).
@@ -356,20 +352,10 @@ LogicalResult Lowering::run() {
                   .getResult(0);
           Value valueTile = slice(value, {b, j0, col0}, {1, tileK, headDim},
                                   {tileK, headDim});
-          Value newAcc =
-              linalg::GenericOp::create(
-                  rw, loc, iter[0].getType(), ValueRange{probs, valueTile},
-                  ValueRange{scaledAcc},
-                  {map(3, {i, j}), map(3, {j, e}), map(3, {i, e})},
-                  {kPar, kRed, kPar},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value prod = arith::MulFOp::create(nb, nl, args[0], args[1]);
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::AddFOp::create(nb, nl, args[2], prod)
-                            .getResult());
-                  })
-                  .getResult(0);
+          Value newAcc = linalg::MatmulOp::create(
+                             rw, loc, ValueRange{probs, valueTile},
+                             ValueRange{scaledAcc})
+                             .getResult(0);
           Value newMax =
               linalg::CopyOp::create(rw, loc, ValueRange{maxTmp},
                                      ValueRange{iter[1]})

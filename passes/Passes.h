@@ -40,6 +40,10 @@ struct FusedPipelineOptions
   Option<int64_t> tileK{*this, "tile-k",
                         llvm::cl::desc("Key columns per attention tile"),
                         llvm::cl::init(64)};
+  Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Vector register width of the target in bits"),
+      llvm::cl::init(512)};
 };
 
 /// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the

@@ -177,8 +177,9 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     a transform-dialect script (CpuCodegen.cpp), to the `linalg.matmul` ops
     on memrefs (after bufferization) whose shapes it covers without
     remainders: an `scf.forall` over 64-row blocks (threads), cache tiles
-    [0, 256, 512] with the K loop outside N, an 8 x 32 register tile with
-    K step 1, vectorisation, the outer-product contraction lowering and
+    [0, 256, 512] with the K loop outside N, a register tile of 8 rows x 2
+    vectors (16 accumulators; 8 x 32 f32 with AVX-512) or 4 rows x 2 vectors
+    with narrower registers, K step 1, vectorisation, the outer-product contraction lowering and
     hoisting of the accumulator across K. Other matmuls are left to the
     plain loop lowering.
 
@@ -203,6 +204,11 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers in bits (512 for AVX-512, "
+           "256 for AVX2); sets the register tile (16 or 8 accumulators)">,
+  ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",

@@ -131,7 +131,9 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addPass(createCSEPass());
-  pm.addPass(createHktCpuCodegenPass());
+  HktCpuCodegenPassOptions codegen;
+  codegen.vectorBits = options.vectorBits;
+  pm.addPass(createHktCpuCodegenPass(codegen));
   pm.addPass(createForallToParallelLoopPass());
   addLowerToLLVM(pm, /*openmp=*/true);
 }
