@@ -10,7 +10,7 @@ build="${HKT_BUILD_DIR:-$root/build}"
 packages=(
   build-essential cmake ninja-build ccache
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-  nlohmann-json3-dev libgtest-dev zlib1g-dev libzstd-dev
+  nlohmann-json3-dev libgtest-dev libomp-dev zlib1g-dev libzstd-dev
   python3 python3-numpy
 )
 missing=()

@@ -107,3 +107,37 @@ func.func @attention_mha(%x: tensor<1x5x4xf32>, %wq: tensor<1x4x4xf32>, %wk: ten
   %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<1x5x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x1xf32>) outs(%init : tensor<1x5x4xf32>) {heads = 2 : i64, levels = 1 : i64, stride = 2 : i64, causal = false} -> tensor<1x5x4xf32>
   return %y : tensor<1x5x4xf32>
 }
+
+// -----
+
+// One level: no lengths operand, causal = false elided (the default).
+// CHECK-LABEL: func.func @online_attention_one_level
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x5x4xf32>, %[[K:[^:]+]]: tensor<1x7x4xf32>, %[[V:[^:]+]]: tensor<1x7x4xf32>, %[[A:[^:]+]]: tensor<1x5x4xf32>, %[[M:[^:]+]]: tensor<1x2x5xf32>, %[[S:[^:]+]]: tensor<1x2x5xf32>)
+// CHECK: %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} = hkt.online_attention ins(%[[Q]] : tensor<1x5x4xf32>) keys(%[[K]] : tensor<1x7x4xf32>) values(%[[V]] : tensor<1x7x4xf32>) outs(%[[A]], %[[M]], %[[S]] : tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) {factors = array<i64: 1>} -> tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>
+func.func @online_attention_one_level(%q: tensor<1x5x4xf32>, %k: tensor<1x7x4xf32>, %v: tensor<1x7x4xf32>, %a: tensor<1x5x4xf32>, %m: tensor<1x2x5xf32>, %s: tensor<1x2x5xf32>) -> (tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) {
+  %acc, %max, %sum = hkt.online_attention ins(%q : tensor<1x5x4xf32>) keys(%k : tensor<1x7x4xf32>) values(%v : tensor<1x7x4xf32>) outs(%a, %m, %s : tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>) {factors = array<i64: 1>, causal = false} -> tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>
+  return %acc, %max, %sum : tensor<1x5x4xf32>, tensor<1x2x5xf32>, tensor<1x2x5xf32>
+}
+
+// -----
+
+// Three levels (T = 37: 37, 19, 10 rows), key lengths, causal.
+// CHECK-LABEL: func.func @online_attention_three_levels
+// CHECK-SAME: (%[[Q0:[^:]+]]: tensor<2x37x32xf32>, %[[Q1:[^:]+]]: tensor<2x19x32xf32>, %[[Q2:[^:]+]]: tensor<2x10x32xf32>, %[[K0:[^:]+]]: tensor<2x37x32xf32>, %[[K1:[^:]+]]: tensor<2x19x32xf32>, %[[K2:[^:]+]]: tensor<2x10x32xf32>, %[[V:[^:]+]]: tensor<2x37x32xf32>, %[[L:[^:]+]]: tensor<2xi32>, %[[A:[^:]+]]: tensor<2x37x32xf32>, %[[M:[^:]+]]: tensor<2x4x37xf32>, %[[S:[^:]+]]: tensor<2x4x37xf32>)
+// CHECK: %[[RA:[^,]+]], %[[RM:[^,]+]], %[[RS:[^ ]+]] = hkt.online_attention ins(%[[Q0]], %[[Q1]], %[[Q2]] : tensor<2x37x32xf32>, tensor<2x19x32xf32>, tensor<2x10x32xf32>)
+// CHECK-SAME: keys(%[[K0]], %[[K1]], %[[K2]] : tensor<2x37x32xf32>, tensor<2x19x32xf32>, tensor<2x10x32xf32>)
+// CHECK-SAME: values(%[[V]] : tensor<2x37x32xf32>)
+// CHECK-SAME: lengths(%[[L]] : tensor<2xi32>)
+// CHECK-SAME: outs(%[[A]], %[[M]], %[[S]] : tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>) {causal = true, factors = array<i64: 1, 2, 4>} -> tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>
+// CHECK: return %[[RA]], %[[RM]], %[[RS]] :
+func.func @online_attention_three_levels(%q0: tensor<2x37x32xf32>, %q1: tensor<2x19x32xf32>, %q2: tensor<2x10x32xf32>, %k0: tensor<2x37x32xf32>, %k1: tensor<2x19x32xf32>, %k2: tensor<2x10x32xf32>, %v: tensor<2x37x32xf32>, %len: tensor<2xi32>, %a: tensor<2x37x32xf32>, %m: tensor<2x4x37xf32>, %s: tensor<2x4x37xf32>) -> (tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>) {
+  %acc, %max, %sum = hkt.online_attention
+      ins(%q0, %q1, %q2 : tensor<2x37x32xf32>, tensor<2x19x32xf32>, tensor<2x10x32xf32>)
+      keys(%k0, %k1, %k2 : tensor<2x37x32xf32>, tensor<2x19x32xf32>, tensor<2x10x32xf32>)
+      values(%v : tensor<2x37x32xf32>)
+      lengths(%len : tensor<2xi32>)
+      outs(%a, %m, %s : tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>)
+      {causal = true, factors = array<i64: 1, 2, 4>}
+      -> tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>
+  return %acc, %max, %sum : tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>
+}
