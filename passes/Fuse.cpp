@@ -93,8 +93,11 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
     int64_t batch = probsType.getDimSize(0), heads = probsType.getDimSize(1),
             tq = probsType.getDimSize(2);
     int64_t dim = outType.getDimSize(2), headDim = dim / heads;
-    if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(dim))
-      return rw.notifyMatchFailure(attend, "needs static heads and width");
+    // The online form and its lowering are static today (dynamic sequence
+    // lengths are a later addition); such chains stay on the reference path.
+    if (!probsType.hasStaticShape() || !outType.hasStaticShape() ||
+        !cast<RankedTensorType>(attend.getValue().getType()).hasStaticShape())
+      return rw.notifyMatchFailure(attend, "needs static shapes");
 
     // lambda = softmax(theta) over levels.
     auto thetaType = cast<RankedTensorType>(chain->theta.getType());
