@@ -82,7 +82,11 @@ static void addBufferization(OpPassManager &pm) {
 
 /// Loops on memrefs -> LLVM dialect (the order TOOLCHAIN.md found to work).
 static void addLowerToLLVM(OpPassManager &pm, bool openmp = false) {
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: the default staging through memref.alloca inside loops
+  // grows the stack on every iteration (a stack overflow in OpenMP workers
+  // at T = 4097).
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createConvertLinalgToLoopsPass());
   // scf.parallel -> OpenMP before memrefs are lowered: the parallel bodies
   // get memref.alloca_scope, which finalize-memref-to-llvm handles.
