@@ -401,7 +401,19 @@ struct LayerBuilder {
   Value project(Value act, Value weight, Value dest) {
     SmallVector<ReassociationIndices> collapse = {{0, 1}, {2}};
     Value a = tensor::CollapseShapeOp::create(b, loc, act, collapse);
-    Value acc = zeros(tensor::CollapseShapeOp::create(b, loc, dest, collapse));
+    // An empty destination carries no data: accumulate in a 2-D tensor of
+    // its own, so the matmul's buffer is not a reshaped view (codegen keeps
+    // accumulators in registers only on plain buffers).
+    Value acc2d;
+    if (auto empty = dest.getDefiningOp<tensor::EmptyOp>()) {
+      auto type = cast<RankedTensorType>(dest.getType());
+      acc2d = tensor::EmptyOp::create(
+          b, loc, {type.getDimSize(0) * type.getDimSize(1), type.getDimSize(2)},
+          type.getElementType());
+    } else {
+      acc2d = tensor::CollapseShapeOp::create(b, loc, dest, collapse);
+    }
+    Value acc = zeros(acc2d);
     Value mm = linalg::MatmulOp::create(b, loc, ValueRange{a, weight},
                                         ValueRange{acc})
                    .getResult(0);

@@ -29,7 +29,8 @@
 // CHECK: %[[A:.+]] = hkt.attend ins(%[[P]], %[[V]] : tensor<2x2x9x9xf32>, tensor<2x9x4xf32>)
 // CHECK: %[[O:.+]] = hkt.hybrid ins(%[[A]], %[[V]], %[[U]], %[[G]] :
 // CHECK: %[[O2:.+]] = tensor.collapse_shape %[[O]]
-// CHECK: %[[D2:.+]] = tensor.collapse_shape %[[INIT]]
+// The destination is empty: the matmul accumulates in a 2-D tensor of its own.
+// CHECK: %[[D2:.+]] = tensor.empty() : tensor<18x4xf32>
 // CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[D2]] : tensor<18x4xf32>)
 // CHECK: %[[Y:.+]] = linalg.matmul ins(%[[O2]], %[[WO]] : tensor<18x4xf32>, tensor<4x4xf32>) outs(%[[Z]] : tensor<18x4xf32>)
 // CHECK: %[[YE:.+]] = tensor.expand_shape %[[Y]]
