@@ -21,20 +21,32 @@ namespace mlir::hkt {
 using namespace mlir;
 using namespace mlir::hkt;
 
+LogicalResult mlir::hkt::decomposeAggregatedOps(
+    Operation *root, llvm::function_ref<bool(Operation *)> select) {
+  SmallVector<linalg::AggregatedOpInterface> ops;
+  root->walk([&](linalg::AggregatedOpInterface op) {
+    if (select(op))
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (linalg::AggregatedOpInterface op : ops) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
+    if (failed(values))
+      return failure();
+    rewriter.replaceOp(op, *values);
+  }
+  return success();
+}
+
 namespace {
 struct HktDecomposePass
     : public mlir::hkt::impl::HktDecomposePassBase<HktDecomposePass> {
   void runOnOperation() override {
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
-    IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
-      if (failed(values))
-        return signalPassFailure();
-      rewriter.replaceOp(op, *values);
-    }
+    if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
+          return isa<AttentionOp>(op);
+        })))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -183,16 +183,10 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
 struct HktFusePass : public mlir::hkt::impl::HktFusePassBase<HktFusePass> {
   void runOnOperation() override {
     // hkt.attention is the same chain, once decomposed.
-    SmallVector<AttentionOp> layers;
-    getOperation()->walk([&](AttentionOp op) { layers.push_back(op); });
-    IRRewriter rewriter(&getContext());
-    for (AttentionOp op : layers) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
-      if (failed(values))
-        return signalPassFailure();
-      rewriter.replaceOp(op, *values);
-    }
+    if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
+          return isa<AttentionOp>(op);
+        })))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateHktFusePatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

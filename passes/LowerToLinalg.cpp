@@ -381,16 +381,10 @@ struct HktLowerToLinalgPass
 
     // linalg.softmax has no loop lowering of its own: decompose it into
     // generics (max, exp(x - max), sum, divide), upstream's decomposition.
-    SmallVector<linalg::SoftmaxOp> softmaxes;
-    root->walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
-    IRRewriter rewriter(&getContext());
-    for (linalg::SoftmaxOp op : softmaxes) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
-      if (failed(values))
-        return signalPassFailure();
-      rewriter.replaceOp(op, *values);
-    }
+    if (failed(decomposeAggregatedOps(root, [](Operation *op) {
+          return isa<linalg::SoftmaxOp>(op);
+        })))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -16,6 +16,13 @@ namespace hkt {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// Replaces every op under `root` that `select` accepts and that implements
+/// linalg's AggregatedOpInterface by its decomposition (hkt.attention into
+/// step ops, linalg.softmax into generics).
+LogicalResult
+decomposeAggregatedOps(Operation *root,
+                       llvm::function_ref<bool(Operation *)> select);
+
 /// Patterns lowering every hkt step op to linalg.generic (the reference path).
 void populateHktToLinalgPatterns(RewritePatternSet &patterns);
 
