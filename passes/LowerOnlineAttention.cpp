@@ -58,6 +58,18 @@ private:
     Value empty = tensor::EmptyOp::create(rw, loc, shape, elt);
     return linalg::FillOp::create(rw, loc, value, empty).getResult(0);
   }
+  /// One linalg.generic writing `out`; `body` computes the yielded value
+  /// from the block arguments (the inputs, then `out`).
+  Value generic(ValueRange ins, Value out, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               rw, loc, out.getType(), ins, ValueRange{out}, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+               })
+        .getResult(0);
+  }
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(dims, 0, results, ctx);
   }
@@ -127,17 +139,12 @@ Value Lowering::scoresForTile(Value i0, Value j0, Value b, Value col0,
         rw, loc, type({tileQ / f, f, rowsK, f}), scores, split);
     AffineExpr a, x, c, y;
     bindDims(ctx, a, x, c, y);
-    Value added =
-        linalg::GenericOp::create(
-            rw, loc, blocks.getType(), ValueRange{block}, ValueRange{blocks},
-            {map(4, {a, c}), map(4, {a, x, c, y})},
-            {kPar, kPar, kPar, kPar},
-            [](OpBuilder &nb, Location nl, ValueRange args) {
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddFOp::create(nb, nl, args[1], args[0]).getResult());
-            })
-            .getResult(0);
+    Value added = generic(
+        block, blocks, {map(4, {a, c}), map(4, {a, x, c, y})},
+        {kPar, kPar, kPar, kPar},
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[1], args[0]);
+        });
     scores = tensor::CollapseShapeOp::create(rw, loc, added, split);
   }
   return scores;
@@ -278,78 +285,41 @@ LogicalResult Lowering::run() {
                   rw, loc, ValueRange{iter[1]},
                   ValueRange{tensor::EmptyOp::create(rw, loc, {tileQ}, elt)})
                   .getResult(0);
-          Value maxTmp =
-              linalg::GenericOp::create(
-                  rw, loc, iter[1].getType(), ValueRange{scores},
-                  ValueRange{maxCopy}, {map(2, {i, j}), map(2, {i})},
-                  {kPar, kRed},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::MaximumFOp::create(nb, nl, args[0], args[1])
-                            .getResult());
-                  })
-                  .getResult(0);
+          using nb_t = OpBuilder &;
+          Value maxTmp = generic(
+              scores, maxCopy, {map(2, {i, j}), map(2, {i})}, {kPar, kRed},
+              [](nb_t nb, Location nl, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+              });
           // P = exp(S - m')
-          Value probs =
-              linalg::GenericOp::create(
-                  rw, loc, scores.getType(), ValueRange{maxTmp},
-                  ValueRange{scores}, {map(2, {i}), map(2, {i, j})},
-                  {kPar, kPar},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value d = arith::SubFOp::create(nb, nl, args[1], args[0]);
-                    linalg::YieldOp::create(
-                        nb, nl, math::ExpOp::create(nb, nl, d).getResult());
-                  })
-                  .getResult(0);
+          Value probs = generic(
+              maxTmp, scores, {map(2, {i}), map(2, {i, j})}, {kPar, kPar},
+              [](nb_t nb, Location nl, ValueRange a) -> Value {
+                return math::ExpOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, a[1], a[0]));
+              });
           // corr = exp(m - m'); sum' = sum * corr + sum_j P
-          Value corr =
-              linalg::GenericOp::create(
-                  rw, loc, iter[1].getType(), ValueRange{iter[1], maxTmp},
-                  ValueRange{tensor::EmptyOp::create(rw, loc, {tileQ}, elt)},
-                  {map(1, {i}), map(1, {i}), map(1, {i})}, {kPar},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value d = arith::SubFOp::create(nb, nl, args[0], args[1]);
-                    linalg::YieldOp::create(
-                        nb, nl, math::ExpOp::create(nb, nl, d).getResult());
-                  })
-                  .getResult(0);
-          Value scaledSum =
-              linalg::GenericOp::create(
-                  rw, loc, iter[2].getType(), ValueRange{corr},
-                  ValueRange{iter[2]}, {map(1, {i}), map(1, {i})}, {kPar},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::MulFOp::create(nb, nl, args[1], args[0])
-                            .getResult());
-                  })
-                  .getResult(0);
-          Value newSum =
-              linalg::GenericOp::create(
-                  rw, loc, iter[2].getType(), ValueRange{probs},
-                  ValueRange{scaledSum}, {map(2, {i, j}), map(2, {i})},
-                  {kPar, kRed},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::AddFOp::create(nb, nl, args[1], args[0])
-                            .getResult());
-                  })
-                  .getResult(0);
+          Value corr = generic(
+              {iter[1], maxTmp}, tensor::EmptyOp::create(rw, loc, {tileQ}, elt),
+              {map(1, {i}), map(1, {i}), map(1, {i})}, {kPar},
+              [](nb_t nb, Location nl, ValueRange a) -> Value {
+                return math::ExpOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
+              });
+          auto mul = [](nb_t nb, Location nl, ValueRange a) -> Value {
+            return arith::MulFOp::create(nb, nl, a[1], a[0]);
+          };
+          Value scaledSum = generic(corr, iter[2], {map(1, {i}), map(1, {i})},
+                                    {kPar}, mul);
+          Value newSum = generic(
+              probs, scaledSum, {map(2, {i, j}), map(2, {i})}, {kPar, kRed},
+              [](nb_t nb, Location nl, ValueRange a) -> Value {
+                return arith::AddFOp::create(nb, nl, a[1], a[0]);
+              });
           // acc' = acc * corr + P V
-          Value scaledAcc =
-              linalg::GenericOp::create(
-                  rw, loc, iter[0].getType(), ValueRange{corr},
-                  ValueRange{iter[0]}, {map(2, {i}), map(2, {i, j})},
-                  {kPar, kPar},
-                  [](OpBuilder &nb, Location nl, ValueRange args) {
-                    linalg::YieldOp::create(
-                        nb, nl,
-                        arith::MulFOp::create(nb, nl, args[1], args[0])
-                            .getResult());
-                  })
-                  .getResult(0);
+          Value scaledAcc = generic(corr, iter[0],
+                                    {map(2, {i}), map(2, {i, j})},
+                                    {kPar, kPar}, mul);
           Value valueTile = slice(value, {b, j0, col0}, {1, tileK, headDim},
                                   {tileK, headDim});
           Value newAcc = linalg::MatmulOp::create(
