@@ -130,7 +130,14 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
     running max, sum and accumulator of the query tile. For each pair of
     tiles, the level-l score block (tile-q / f_l x tile-k / f_l) is computed
     once from the coarse query and key rows and broadcast into the
-    tile-q x tile-k scores (SPEC 4); then the causal and key-length masks, the
+    tile-q x tile-k scores (SPEC 4). Queries, keys and values are first
+    packed head-major so that every tile is one contiguous block, and when
+    the factors form a divisibility chain (always, for stride^l) the keys
+    inside a tile are reordered (values alike; softmax and P V do not depend
+    on the key order) so that each broadcast copies contiguous row segments:
+    blocks are built coarsest first, each one starting as the coarser block
+    broadcast into it. Then come the causal and key-length masks (from each
+    position's original key offset), the
     online softmax update and P V, all as small static linalg ops that
     vectorise. Key tiles wholly above the diagonal (causal) or past the
     row's key length are not visited. Sequences are zero-padded to whole
@@ -149,8 +156,9 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
     ```mlir
     %r:3 = scf.forall (%b, %h, %qt) in (1, 4, 16) shared_outs(%ao = %a, %mo = %m, %so = %s) {
       %t:3 = scf.for %kt = %c0 to %upper step %c1 iter_args(...) {
-        %s0 = linalg.generic ... // q0 k0^T block, 64 x 64
-        %s1 = linalg.generic ... // q1 k1^T block, 32 x 32, broadcast 2 x 2
+        %s1 = linalg.matmul ...  // q1 k1^T block, 32 x 32
+        %i0 = scf.for ...        // copied into rows 2a, 2a+1, both halves
+        %s0 = linalg.matmul ... outs(%i0 : tensor<64x64xf32>) // + q0 k0^T
         ...                      // mask, running max, exp, sum, P V
       }
       scf.forall.in_parallel { tensor.parallel_insert_slice ... }
@@ -177,11 +185,15 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     a transform-dialect script (CpuCodegen.cpp), to the `linalg.matmul` ops
     on memrefs (after bufferization) whose shapes it covers without
     remainders: an `scf.forall` over 64-row blocks (threads), cache tiles
-    [0, 256, 512] with the K loop outside N, a register tile of 8 rows x 2
+    [0, 512, 256] with the K loop outside N, a register tile of 8 rows x 2
     vectors (16 accumulators; 8 x 32 f32 with AVX-512) or 4 rows x 2 vectors
-    with narrower registers, K step 1, vectorisation, the outer-product contraction lowering and
-    hoisting of the accumulator across K. Other matmuls are left to the
-    plain loop lowering.
+    with narrower registers, visited column panel by column panel, K step
+    4, vectorisation, the outer-product contraction lowering and hoisting
+    of the accumulator across K where upstream hoisting applies. Matmuls
+    inside loops (attention tiles) get the register tiles only; their small
+    elementwise and row ops (up to any rank, when every operand is read
+    along the innermost loop) are vectorised one row at a time. Other ops
+    are left to the plain loop lowering.
 
     Before:
 

@@ -39,15 +39,18 @@
 // TILES-NOT: x40x40xf32
 // TILES: scf.forall ({{.*}}) in (2, 2, 3)
 // TILES-NOT: x40x40xf32
-// TILES: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x16xf32>)
+// TILES: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x8xf32>)
 // TILES-NOT: x40x40xf32
-// TILES: tensor.expand_shape {{.*}} output_shape [8, 2, 8, 2] : tensor<16x16xf32> into tensor<8x2x8x2xf32>
+// TILES: scf.for {{.*}} -> (tensor<16x16xf32>)
+// TILES-NOT: x40x40xf32
+// TILES: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<16x4xf32>, tensor<4x16xf32>) outs(%{{.+}} : tensor<16x16xf32>)
 // TILES-NOT: x40x40xf32
 
 // DEFAULT-LABEL: IR Dump After HktLowerOnlineAttentionPass
 // DEFAULT: scf.forall ({{.*}}) in (2, 2, 1)
-// DEFAULT: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<40x40xf32>)
-// DEFAULT: tensor.expand_shape {{.*}} output_shape [20, 2, 20, 2] : tensor<40x40xf32> into tensor<20x2x20x2xf32>
+// DEFAULT: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<20x20xf32>)
+// DEFAULT: scf.for {{.*}} -> (tensor<40x40xf32>)
+// DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<40x4xf32>, tensor<4x40xf32>) outs(%{{.+}} : tensor<40x40xf32>)
 
 // BADTILE: error: tile-q and tile-k must be >= 1
 // BADOPT: no such option tile-x

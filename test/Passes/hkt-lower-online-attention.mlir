@@ -8,59 +8,82 @@
 // Two levels (factors 1, 2), causal, key lengths; B = 2, T = 100, D = 8, H = 2
 // (head width 4).
 //
-// Default tiles (64 x 64): T is padded to 128, two query tiles; the level-1
-// block is 32 x 32, broadcast 2 x 2.
+// Default tiles (64 x 64): T is padded to 128, two query tiles. Operands
+// are packed head-major once (B x H x T x d; keys as B x H x tiles x d x
+// keys-per-tile), and the keys inside a tile are reordered (even offsets,
+// then odd), so the 32 x 32 level-1 block is copied into two contiguous
+// 32-column halves of the 64 x 64 scores before q0 k0^T accumulates on top.
 // DEFAULT-LABEL: func.func @causal_lengths
 // DEFAULT-SAME: (%[[Q0:[^:]+]]: tensor<2x100x8xf32>, %[[Q1:[^:]+]]: tensor<2x50x8xf32>, %[[K0:[^:]+]]: tensor<2x100x8xf32>, %[[K1:[^:]+]]: tensor<2x50x8xf32>, %[[V:[^:]+]]: tensor<2x100x8xf32>, %[[LENS:[^:]+]]: tensor<2xi32>, %[[A:[^:]+]]: tensor<2x100x8xf32>, %[[M:[^:]+]]: tensor<2x2x100xf32>, %[[S:[^:]+]]: tensor<2x2x100xf32>)
 // DEFAULT: tensor.pad %[[Q0]] low[0, 0, 0] high[0, 28, 0]
 // DEFAULT: } : tensor<2x100x8xf32> to tensor<2x128x8xf32>
+// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x1x128x2x4xf32>) outs(%{{.+}} : tensor<2x2x1x128x4xf32>) permutation = [0, 3, 1, 2, 4]
 // DEFAULT: tensor.pad %[[K0]] low[0, 0, 0] high[0, 28, 0]
-// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x128x8xf32>) outs(%{{.+}} : tensor<2x8x128xf32>) permutation = [0, 2, 1]
+//   Key offset j = 2 c + r of a 64-key tile goes to position 32 r + c.
+// DEFAULT: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2, 3], [4, 5]] output_shape [2, 2, 32, 2, 2, 4] : tensor<2x128x8xf32> into tensor<2x2x32x2x2x4xf32>
+// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x2x32x2x2x4xf32>) outs(%{{.+}} : tensor<2x2x2x4x2x32xf32>) permutation = [0, 4, 1, 5, 3, 2]
+// DEFAULT: %[[PK0:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2], [3], [4, 5]] : tensor<2x2x2x4x2x32xf32> into tensor<2x2x2x4x64xf32>
 // DEFAULT: tensor.pad %[[Q1]] low[0, 0, 0] high[0, 14, 0]
 // DEFAULT: } : tensor<2x50x8xf32> to tensor<2x64x8xf32>
 // DEFAULT: tensor.pad %[[K1]] low[0, 0, 0] high[0, 14, 0]
-// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x64x8xf32>) outs(%{{.+}} : tensor<2x8x64xf32>) permutation = [0, 2, 1]
+// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x2x32x2x4xf32>) outs(%{{.+}} : tensor<2x2x2x4x32xf32>) permutation = [0, 3, 1, 4, 2]
+//   Values reordered like the level-0 keys.
 // DEFAULT: tensor.pad %[[V]] low[0, 0, 0] high[0, 28, 0]
+// DEFAULT: linalg.transpose ins(%{{.+}} : tensor<2x2x32x2x2x4xf32>) outs(%{{.+}} : tensor<2x2x2x2x32x4xf32>) permutation = [0, 4, 1, 3, 2, 5]
+// DEFAULT: %[[PV:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3, 4], [5]] : tensor<2x2x2x2x32x4xf32> into tensor<2x2x128x4xf32>
 // DEFAULT: scf.forall (%[[B:[^,]+]], %[[H:[^,]+]], %[[QT:[^)]+]]) in (2, 2, 2) shared_outs({{.*}}) -> (tensor<2x128x8xf32>, tensor<2x2x128xf32>, tensor<2x2x128xf32>)
 // DEFAULT: %[[C64:.+]] = arith.constant 64 : index
 // DEFAULT-NEXT: %[[I0:.+]] = arith.muli %[[QT]], %[[C64]] : index
-// DEFAULT: tensor.extract_slice {{.*}} [1, 64, 4] [1, 1, 1] : tensor<2x128x8xf32> to tensor<64x4xf32>
-// DEFAULT: tensor.extract_slice {{.*}} [1, 32, 4] [1, 1, 1] : tensor<2x64x8xf32> to tensor<32x4xf32>
+// DEFAULT: tensor.extract_slice {{.*}} [1, 1, 64, 4] [1, 1, 1, 1] : tensor<2x2x128x4xf32> to tensor<64x4xf32>
+// DEFAULT: tensor.extract_slice {{.*}} [1, 1, 32, 4] [1, 1, 1, 1] : tensor<2x2x64x4xf32> to tensor<32x4xf32>
+//   The accumulator tile is carried in a contiguous buffer.
+// DEFAULT: %[[ACC0:.+]] = linalg.copy ins(%{{.+}} : tensor<64x4xf32>) outs(%{{.+}} : tensor<64x4xf32>)
 // DEFAULT: tensor.extract %[[LENS]][%[[B]]] : tensor<2xi32>
 // DEFAULT: %[[C64B:.+]] = arith.constant 64 : index
 // DEFAULT-NEXT: %[[END:.+]] = arith.addi %[[I0]], %[[C64B]] : index
-// DEFAULT: scf.for {{.*}} -> (tensor<64x4xf32>, tensor<64xf32>, tensor<64xf32>)
-// DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x4xf32>, tensor<4x64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+// DEFAULT: scf.for %[[KT:[^ ]+]] = {{.*}} iter_args(%{{.+}} = %[[ACC0]], {{.*}}) -> (tensor<64x4xf32>, tensor<64xf32>, tensor<64xf32>)
 // DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<32x4xf32>, tensor<4x32xf32>) outs(%{{.+}} : tensor<32x32xf32>)
-// DEFAULT: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2, 3]] output_shape [32, 2, 32, 2] : tensor<64x64xf32> into tensor<32x2x32x2xf32>
+// DEFAULT: scf.for %[[ROW:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<64x64xf32>)
+// DEFAULT: arith.divui %[[ROW]], %{{.+}} : index
+// DEFAULT: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<64x64xf32>)
+// DEFAULT: linalg.copy ins(%{{.+}} : tensor<32xf32>) outs(%{{.+}} : tensor<32xf32>)
+// DEFAULT: tensor.extract_slice %[[PK0]][%[[B]], %[[H]], %[[KT]], %{{.+}}, %{{.+}}] [1, 1, 1, 4, 64] [1, 1, 1, 1, 1] : tensor<2x2x2x4x64xf32> to tensor<4x64xf32>
+// DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x4xf32>, tensor<4x64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+//   The mask reads each position's original key offset.
+// DEFAULT: arith.constant dense<[0, 2, 4, {{.*}}, 62, 1, 3, {{.*}}, 61, 63]> : tensor<64xindex>
+// DEFAULT: tensor.extract_slice %[[PV]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] [1, 1, 64, 4] [1, 1, 1, 1] : tensor<2x2x128x4xf32> to tensor<64x4xf32>
 // DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64x4xf32>) outs(%{{.+}} : tensor<64x4xf32>)
 // DEFAULT: tensor.parallel_insert_slice {{.*}} [1, 64, 4] [1, 1, 1] : tensor<64x4xf32> into tensor<2x128x8xf32>
 // DEFAULT: tensor.extract_slice %{{.+}}#0[0, 0, 0] [2, 100, 8] [1, 1, 1] : tensor<2x128x8xf32> to tensor<2x100x8xf32>
 //
-// Tiles 16 x 32: queries padded to 112 (seven tiles), keys to 128 (and
-// transposed once to B x D x T_l); the level-1 block is 8 x 16, broadcast
-// 2 x 2 into the 16 x 32 scores.
-// TILE-DAG: #[[$COARSE:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
-// TILE-DAG: #[[$FINE:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// Tiles 16 x 32: queries padded to 112 (seven tiles), keys to 128; the
+// level-1 block is 8 x 16, copied into the two 16-column halves of rows
+// 2a and 2a + 1 of the 16 x 32 scores.
+// TILE-DAG: #[[$ROWB:.+]] = affine_map<(d0, d1) -> (d1)>
+// TILE-DAG: #[[$ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // TILE-LABEL: func.func @causal_lengths
 // TILE-SAME: (%[[Q0:[^:]+]]: tensor<2x100x8xf32>, %[[Q1:[^:]+]]: tensor<2x50x8xf32>, %[[K0:[^:]+]]: tensor<2x100x8xf32>, %[[K1:[^:]+]]: tensor<2x50x8xf32>, %[[V:[^:]+]]: tensor<2x100x8xf32>, %[[LENS:[^:]+]]: tensor<2xi32>, %[[A:[^:]+]]: tensor<2x100x8xf32>, %[[M:[^:]+]]: tensor<2x2x100xf32>, %[[S:[^:]+]]: tensor<2x2x100xf32>)
 // TILE-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // TILE-DAG: %[[LOWEST:.+]] = arith.constant -3.40282347E+38 : f32
-//   Zero padding to whole tiles (the running max is padded with the lowest value).
+//   Zero padding to whole tiles (the running max is padded with the lowest
+//   value), then packing.
 // TILE: %[[PQ0:.+]] = tensor.pad %[[Q0]] low[0, 0, 0] high[0, 12, 0]
 // TILE-NEXT: ^bb0
 // TILE-NEXT: tensor.yield %[[ZERO]] : f32
 // TILE-NEXT: } : tensor<2x100x8xf32> to tensor<2x112x8xf32>
-// TILE: %[[PK0:.+]] = tensor.pad %[[K0]] low[0, 0, 0] high[0, 28, 0]
+// TILE: %[[QP0:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<2x2x1x112x4xf32> into tensor<2x2x112x4xf32>
+// TILE: tensor.pad %[[K0]] low[0, 0, 0] high[0, 28, 0]
 // TILE: } : tensor<2x100x8xf32> to tensor<2x128x8xf32>
-// TILE: %[[KT0:.+]] = linalg.transpose ins(%[[PK0]] : tensor<2x128x8xf32>) outs(%{{.+}} : tensor<2x8x128xf32>) permutation = [0, 2, 1]
-// TILE: %[[PQ1:.+]] = tensor.pad %[[Q1]] low[0, 0, 0] high[0, 6, 0]
+// TILE: %[[KP0:.+]] = tensor.collapse_shape %{{.+}} : tensor<2x2x4x4x2x16xf32> into tensor<2x2x4x4x32xf32>
+// TILE: tensor.pad %[[Q1]] low[0, 0, 0] high[0, 6, 0]
 // TILE: } : tensor<2x50x8xf32> to tensor<2x56x8xf32>
-// TILE: %[[PK1:.+]] = tensor.pad %[[K1]] low[0, 0, 0] high[0, 14, 0]
+// TILE: %[[QP1:.+]] = tensor.collapse_shape %{{.+}} : tensor<2x2x1x56x4xf32> into tensor<2x2x56x4xf32>
+// TILE: tensor.pad %[[K1]] low[0, 0, 0] high[0, 14, 0]
 // TILE: } : tensor<2x50x8xf32> to tensor<2x64x8xf32>
-// TILE: %[[KT1:.+]] = linalg.transpose ins(%[[PK1]] : tensor<2x64x8xf32>) outs(%{{.+}} : tensor<2x8x64xf32>) permutation = [0, 2, 1]
-// TILE: %[[PV:.+]] = tensor.pad %[[V]] low[0, 0, 0] high[0, 28, 0]
+// TILE: %[[KP1:.+]] = tensor.collapse_shape %{{.+}} : tensor<2x2x4x4x16xf32> into tensor<2x2x4x4x16xf32>
+// TILE: tensor.pad %[[V]] low[0, 0, 0] high[0, 28, 0]
 // TILE: } : tensor<2x100x8xf32> to tensor<2x128x8xf32>
+// TILE: %[[VP:.+]] = tensor.collapse_shape %{{.+}} : tensor<2x2x4x2x16x4xf32> into tensor<2x2x128x4xf32>
 // TILE: %[[PA:.+]] = tensor.pad %[[A]] low[0, 0, 0] high[0, 12, 0]
 // TILE: } : tensor<2x100x8xf32> to tensor<2x112x8xf32>
 // TILE: %[[PM:.+]] = tensor.pad %[[M]] low[0, 0, 0] high[0, 0, 12]
@@ -75,11 +98,12 @@
 // TILE-NEXT: %[[I0:.+]] = arith.muli %[[QT]], %[[C16]] : index
 // TILE: %[[C4:.+]] = arith.constant 4 : index
 // TILE-NEXT: %[[COL0:.+]] = arith.muli %[[H]], %[[C4]] : index
-// TILE: %[[QTILE0:.+]] = tensor.extract_slice %[[PQ0]][%[[B]], %{{.+}}, %[[COL0]]] [1, 16, 4] [1, 1, 1] : tensor<2x112x8xf32> to tensor<16x4xf32>
+// TILE: %[[QTILE0:.+]] = tensor.extract_slice %[[QP0]][%[[B]], %[[H]], %{{.+}}, %{{.+}}] [1, 1, 16, 4] [1, 1, 1, 1] : tensor<2x2x112x4xf32> to tensor<16x4xf32>
 // TILE: %[[C2:.+]] = arith.constant 2 : index
 // TILE-NEXT: %[[ROW1:.+]] = arith.divui %[[I0]], %[[C2]] : index
-// TILE-NEXT: %[[QTILE1:.+]] = tensor.extract_slice %[[PQ1]][%[[B]], %[[ROW1]], %[[COL0]]] [1, 8, 4] [1, 1, 1] : tensor<2x56x8xf32> to tensor<8x4xf32>
+// TILE: %[[QTILE1:.+]] = tensor.extract_slice %[[QP1]][%[[B]], %[[H]], %[[ROW1]], %{{.+}}] [1, 1, 8, 4] [1, 1, 1, 1] : tensor<2x2x56x4xf32> to tensor<8x4xf32>
 // TILE: %[[ACCT:.+]] = tensor.extract_slice %[[AO]][%[[B]], %[[I0]], %[[COL0]]] [1, 16, 4] [1, 1, 1] : tensor<2x112x8xf32> to tensor<16x4xf32>
+// TILE-NEXT: %[[ACCC:.+]] = linalg.copy ins(%[[ACCT]] : tensor<16x4xf32>) outs(%{{.+}} : tensor<16x4xf32>)
 // TILE: %[[MAXT:.+]] = tensor.extract_slice %[[MO]][%[[B]], %[[H]], %[[I0]]] [1, 1, 16] [1, 1, 1] : tensor<2x2x112xf32> to tensor<16xf32>
 // TILE: %[[SUMT:.+]] = tensor.extract_slice %[[SO]][%[[B]], %[[H]], %[[I0]]] [1, 1, 16] [1, 1, 1] : tensor<2x2x112xf32> to tensor<16xf32>
 //   Key tiles: up to the row's key length (at most T) and, causal, up to the end of the query tile.
@@ -92,30 +116,32 @@
 // TILE-NEXT: %[[KEND:.+]] = arith.minui %[[KLEN]], %[[QEND]] : index
 // TILE: %[[C32:.+]] = arith.constant 32 : index
 // TILE-NEXT: %[[NT:.+]] = arith.ceildivui %[[KEND]], %[[C32]] : index
-// TILE: %[[LOOP:.+]]:3 = scf.for %[[KT:[^ ]+]] = %{{.+}} to %[[NT]] step %{{.+}} iter_args(%[[ACCI:[^ ]+]] = %[[ACCT]], %[[MAXI:[^ ]+]] = %[[MAXT]], %[[SUMI:[^ ]+]] = %[[SUMT]]) -> (tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>)
+// TILE: %[[LOOP:.+]]:3 = scf.for %[[KT:[^ ]+]] = %{{.+}} to %[[NT]] step %{{.+}} iter_args(%[[ACCI:[^ ]+]] = %[[ACCC]], %[[MAXI:[^ ]+]] = %[[MAXT]], %[[SUMI:[^ ]+]] = %[[SUMT]]) -> (tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>)
 // TILE: %[[J0:.+]] = arith.muli %[[KT]], %{{.+}} : index
-//   Level 0: a 16 x 32 block of q0 k0^T.
-// TILE: %[[Z0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x32xf32>)
-// TILE: %[[KTILE0:.+]] = tensor.extract_slice %[[KT0]][%[[B]], %[[COL0]], %{{.+}}] [1, 4, 32] [1, 1, 1] : tensor<2x8x128xf32> to tensor<4x32xf32>
-// TILE: %[[S0:.+]] = linalg.matmul ins(%[[QTILE0]], %[[KTILE0]] : tensor<16x4xf32>, tensor<4x32xf32>) outs(%[[Z0]] : tensor<16x32xf32>)
-//   Level 1: an 8 x 16 block at half resolution, added to every 2 x 2 sub-block.
-// TILE: %[[KROW1:.+]] = arith.divui %[[J0]], %{{.+}} : index
-// TILE-NEXT: %[[KTILE1:.+]] = tensor.extract_slice %[[KT1]][%[[B]], %[[COL0]], %[[KROW1]]] [1, 4, 16] [1, 1, 1] : tensor<2x8x64xf32> to tensor<4x16xf32>
+//   Level 1: an 8 x 16 block at half resolution.
 // TILE: %[[Z1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x16xf32>)
+// TILE: %[[KTILE1:.+]] = tensor.extract_slice %[[KP1]][%[[B]], %[[H]], %[[KT]], %{{.+}}, %{{.+}}] [1, 1, 1, 4, 16] [1, 1, 1, 1, 1] : tensor<2x2x4x4x16xf32> to tensor<4x16xf32>
 // TILE: %[[S1:.+]] = linalg.matmul ins(%[[QTILE1]], %[[KTILE1]] : tensor<8x4xf32>, tensor<4x16xf32>) outs(%[[Z1]] : tensor<8x16xf32>)
-// TILE: %[[BLOCKS:.+]] = tensor.expand_shape %[[S0]] {{\[\[}}0, 1], [2, 3]] output_shape [8, 2, 16, 2] : tensor<16x32xf32> into tensor<8x2x16x2xf32>
-// TILE: %[[ADDED:.+]] = linalg.generic {indexing_maps = [#[[$COARSE]], #[[$FINE]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S1]] : tensor<8x16xf32>) outs(%[[BLOCKS]] : tensor<8x2x16x2xf32>)
-// TILE-NEXT: ^bb0(%[[IN:.+]]: f32, %[[OUT:.+]]: f32):
-// TILE-NEXT: %[[SUM1:.+]] = arith.addf %[[OUT]], %[[IN]] : f32
-// TILE-NEXT: linalg.yield %[[SUM1]] : f32
-// TILE: %[[SCORES:.+]] = tensor.collapse_shape %[[ADDED]] {{\[\[}}0, 1], [2, 3]] : tensor<8x2x16x2xf32> into tensor<16x32xf32>
-//   Masks: -inf past the key length (padding included) and above the diagonal.
+//   Broadcast: row r of the scores gets row r / 2 of the block in each half.
+// TILE: %[[INIT:.+]] = scf.for %[[RR:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[RI:[^ ]+]] = %{{.+}}) -> (tensor<16x32xf32>)
+// TILE: %[[A1:.+]] = arith.divui %[[RR]], %{{.+}} : index
+// TILE-NEXT: %[[SEG:.+]] = tensor.extract_slice %[[S1]][%[[A1]], 0] [1, 16] [1, 1] : tensor<8x16xf32> to tensor<16xf32>
+// TILE: scf.for %[[C:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[CI:[^ ]+]] = %[[RI]]) -> (tensor<16x32xf32>)
+// TILE-NEXT: %[[PART:.+]] = tensor.extract_slice %[[CI]][%[[RR]], %[[C]]] [1, 16] [1, 1] : tensor<16x32xf32> to tensor<16xf32>
+// TILE-NEXT: %[[COPIED:.+]] = linalg.copy ins(%[[SEG]] : tensor<16xf32>) outs(%[[PART]] : tensor<16xf32>)
+// TILE-NEXT: tensor.insert_slice %[[COPIED]] into %[[CI]][%[[RR]], %[[C]]] [1, 16] [1, 1] : tensor<16xf32> into tensor<16x32xf32>
+//   Level 0: q0 k0^T accumulates on top.
+// TILE: %[[KTILE0:.+]] = tensor.extract_slice %[[KP0]][%[[B]], %[[H]], %[[KT]], %{{.+}}, %{{.+}}] [1, 1, 1, 4, 32] [1, 1, 1, 1, 1] : tensor<2x2x4x4x32xf32> to tensor<4x32xf32>
+// TILE: %[[SCORES:.+]] = linalg.matmul ins(%[[QTILE0]], %[[KTILE0]] : tensor<16x4xf32>, tensor<4x32xf32>) outs(%[[INIT]] : tensor<16x32xf32>)
+//   Masks: -inf past the key length (padding included) and above the
+//   diagonal, from each position's original key offset.
 // TILE: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
-// TILE: %[[MASKED:.+]] = linalg.generic {{.*}} outs(%[[SCORES]] : tensor<16x32xf32>)
-// TILE: %[[II:.+]] = linalg.index 0 : index
+// TILE: %[[OFFSETS:.+]] = arith.constant dense<[0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]> : tensor<32xindex>
+// TILE: %[[MASKED:.+]] = linalg.generic {indexing_maps = [#[[$ROWB]], #[[$ID2]]], {{.*}} ins(%[[OFFSETS]] : tensor<32xindex>) outs(%[[SCORES]] : tensor<16x32xf32>)
+// TILE-NEXT: ^bb0(%[[OFF:.+]]: index, %{{.+}}: f32):
+// TILE-NEXT: %[[II:.+]] = linalg.index 0 : index
 // TILE-NEXT: %[[ROW:.+]] = arith.addi %[[I0]], %[[II]] : index
-// TILE-NEXT: %[[JJ:.+]] = linalg.index 1 : index
-// TILE-NEXT: %[[COL:.+]] = arith.addi %[[J0]], %[[JJ]] : index
+// TILE-NEXT: %[[COL:.+]] = arith.addi %[[J0]], %[[OFF]] : index
 // TILE-NEXT: %[[PAST:.+]] = arith.cmpi uge, %[[COL]], %[[KLEN]] : index
 // TILE-NEXT: %[[AHEAD:.+]] = arith.cmpi ugt, %[[COL]], %[[ROW]] : index
 // TILE-NEXT: %[[DROP:.+]] = arith.ori %[[PAST]], %[[AHEAD]] : i1
@@ -139,7 +165,7 @@
 // TILE: arith.addf
 // TILE: %[[SACC:.+]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<16xf32>) outs(%[[ACCI]] : tensor<16x4xf32>)
 // TILE: arith.mulf
-// TILE: %[[VTILE:.+]] = tensor.extract_slice %[[PV]][%[[B]], %[[J0]], %[[COL0]]] [1, 32, 4] [1, 1, 1] : tensor<2x128x8xf32> to tensor<32x4xf32>
+// TILE: %[[VTILE:.+]] = tensor.extract_slice %[[VP]][%[[B]], %[[H]], %[[J0]], %{{.+}}] [1, 1, 32, 4] [1, 1, 1, 1] : tensor<2x2x128x4xf32> to tensor<32x4xf32>
 // TILE: %[[NACC:.+]] = linalg.matmul ins(%[[P]], %[[VTILE]] : tensor<16x32xf32>, tensor<32x4xf32>) outs(%[[SACC]] : tensor<16x4xf32>)
 // TILE: %[[NMAX:.+]] = linalg.copy ins(%[[NEWMAX]] : tensor<16xf32>) outs(%[[MAXI]] : tensor<16xf32>)
 // TILE: scf.yield %[[NACC]], %[[NMAX]], %[[NSUM]] : tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>
@@ -204,20 +230,47 @@ func.func @cross(%q: tensor<1x24x4xf32>, %k: tensor<1x40x4xf32>, %v: tensor<1x40
 // tile-q = 6 becomes 8 and tile-k = 10 becomes 12 (T padded to 24).
 // ROUND-LABEL: func.func @round_tiles
 // ROUND: scf.forall ({{.*}}) in (1, 1, 3)
-// ROUND: tensor.extract_slice {{.*}} [1, 8, 4] [1, 1, 1] : tensor<1x24x4xf32> to tensor<8x4xf32>
-// ROUND: tensor.extract_slice {{.*}} [1, 2, 4] [1, 1, 1] : tensor<1x6x4xf32> to tensor<2x4xf32>
+// ROUND: tensor.extract_slice {{.*}} [1, 1, 8, 4] [1, 1, 1, 1] : tensor<1x1x24x4xf32> to tensor<8x4xf32>
+// ROUND: tensor.extract_slice {{.*}} [1, 1, 2, 4] [1, 1, 1, 1] : tensor<1x1x6x4xf32> to tensor<2x4xf32>
 // ROUND: scf.for {{.*}} -> (tensor<8x4xf32>, tensor<8xf32>, tensor<8xf32>)
-// ROUND: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<4x12xf32>) outs(%{{.+}} : tensor<8x12xf32>)
 // ROUND: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x3xf32>) outs(%{{.+}} : tensor<2x3xf32>)
-// ROUND: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2, 3]] output_shape [2, 4, 3, 4] : tensor<8x12xf32> into tensor<2x4x3x4xf32>
+// ROUND: scf.for {{.*}} -> (tensor<8x12xf32>)
+// ROUND: linalg.copy ins(%{{.+}} : tensor<3xf32>) outs(%{{.+}} : tensor<3xf32>)
+// ROUND: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<4x12xf32>) outs(%{{.+}} : tensor<8x12xf32>)
+// ROUND: arith.constant dense<[0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]> : tensor<12xindex>
 // ROUND: return
 // Default tiles: 20 is already a multiple of 4, one tile each way.
 // DEFAULT-LABEL: func.func @round_tiles
 // DEFAULT-NOT: tensor.pad
 // DEFAULT: scf.forall ({{.*}}) in (1, 1, 1)
+// DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<5x4xf32>, tensor<4x5xf32>) outs(%{{.+}} : tensor<5x5xf32>)
+// DEFAULT: scf.for {{.*}} -> (tensor<20x20xf32>)
+// DEFAULT: linalg.copy ins(%{{.+}} : tensor<5xf32>) outs(%{{.+}} : tensor<5xf32>)
 // DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<20x4xf32>, tensor<4x20xf32>) outs(%{{.+}} : tensor<20x20xf32>)
-// DEFAULT: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2, 3]] output_shape [5, 4, 5, 4] : tensor<20x20xf32> into tensor<5x4x5x4xf32>
 func.func @round_tiles(%q0: tensor<1x20x4xf32>, %q1: tensor<1x5x4xf32>, %k0: tensor<1x20x4xf32>, %k1: tensor<1x5x4xf32>, %v: tensor<1x20x4xf32>, %a: tensor<1x20x4xf32>, %m: tensor<1x1x20xf32>, %s: tensor<1x1x20xf32>) -> tensor<1x20x4xf32> {
   %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : tensor<1x20x4xf32>, tensor<1x5x4xf32>) keys(%k0, %k1 : tensor<1x20x4xf32>, tensor<1x5x4xf32>) values(%v : tensor<1x20x4xf32>) outs(%a, %m, %s : tensor<1x20x4xf32>, tensor<1x1x20xf32>, tensor<1x1x20xf32>) {causal = true, factors = array<i64: 1, 4>} -> tensor<1x20x4xf32>, tensor<1x1x20xf32>, tensor<1x1x20xf32>
   return %acc : tensor<1x20x4xf32>
+}
+
+// -----
+
+// Factors 1, 2, 3 form no divisibility chain: keys stay in order (no
+// reordering, no offset table) and each coarse block is added to the
+// (rows / f, f, cols / f, f) view of the scores. T = 12 fits one 12 x 12 tile.
+// DEFAULT-DAG: #[[$COARSE:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// DEFAULT-DAG: #[[$FINE:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// DEFAULT-LABEL: func.func @no_chain
+// DEFAULT-NOT: dense<
+// DEFAULT: scf.forall ({{.*}}) in (1, 1, 1)
+// DEFAULT: %[[S0:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<12x4xf32>, tensor<4x12xf32>) outs(%{{.+}} : tensor<12x12xf32>)
+// DEFAULT: %[[S1:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<6x4xf32>, tensor<4x6xf32>) outs(%{{.+}} : tensor<6x6xf32>)
+// DEFAULT: %[[V1:.+]] = tensor.expand_shape %[[S0]] {{\[\[}}0, 1], [2, 3]] output_shape [6, 2, 6, 2] : tensor<12x12xf32> into tensor<6x2x6x2xf32>
+// DEFAULT: linalg.generic {indexing_maps = [#[[$COARSE]], #[[$FINE]]], {{.*}} ins(%[[S1]] : tensor<6x6xf32>) outs(%[[V1]] : tensor<6x2x6x2xf32>)
+// DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x4xf32>, tensor<4x4xf32>) outs(%{{.+}} : tensor<4x4xf32>)
+// DEFAULT: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2, 3]] output_shape [4, 3, 4, 3] : tensor<12x12xf32> into tensor<4x3x4x3xf32>
+// DEFAULT-NOT: dense<
+// DEFAULT: return
+func.func @no_chain(%q0: tensor<1x12x4xf32>, %q1: tensor<1x6x4xf32>, %q2: tensor<1x4x4xf32>, %k0: tensor<1x12x4xf32>, %k1: tensor<1x6x4xf32>, %k2: tensor<1x4x4xf32>, %v: tensor<1x12x4xf32>, %a: tensor<1x12x4xf32>, %m: tensor<1x1x12xf32>, %s: tensor<1x1x12xf32>) -> (tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>) {
+  %acc, %max, %sum = hkt.online_attention ins(%q0, %q1, %q2 : tensor<1x12x4xf32>, tensor<1x6x4xf32>, tensor<1x4x4xf32>) keys(%k0, %k1, %k2 : tensor<1x12x4xf32>, tensor<1x6x4xf32>, tensor<1x4x4xf32>) values(%v : tensor<1x12x4xf32>) outs(%a, %m, %s : tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>) {causal = true, factors = array<i64: 1, 2, 3>} -> tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>
+  return %acc, %max, %sum : tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>
 }

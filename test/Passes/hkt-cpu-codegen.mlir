@@ -1,0 +1,62 @@
+// RUN: hkt-opt %s --hkt-cpu-codegen=vector-bits=256 | FileCheck %s
+// RUN: hkt-opt %s --hkt-cpu-codegen=vector-bits=512 | FileCheck %s --check-prefix=AVX512
+
+// A whole matmul (a projection): threads over 64-row blocks, column panels
+// of 16 (two AVX2 vectors) outside 4-row register tiles, the 4 x 16
+// accumulator carried in registers across K in steps of 4 outer products.
+// CHECK-LABEL: func.func @projection
+// CHECK: scf.forall (%[[T:.+]]) in (2)
+// CHECK: scf.for %[[N:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK-NEXT: scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %c4
+// CHECK: %[[ACC:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[N]]]{{.*}} : memref<128x32xf32>, vector<4x16xf32>
+// CHECK-NEXT: %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4 iter_args(%{{.+}} = %[[ACC]]) -> (vector<4x16xf32>)
+// CHECK: vector.transfer_read {{.*}} : memref<128x64xf32>, vector<4x4xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<64x32xf32>, vector<4x16xf32>
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK: scf.yield %{{.+}} : vector<4x16xf32>
+// CHECK: vector.transfer_write %[[R]], {{.*}} : vector<4x16xf32>, memref<128x32xf32>
+// CHECK-NOT: linalg.matmul
+// With AVX-512: 8 rows x 32 columns.
+// AVX512-LABEL: func.func @projection
+// AVX512: scf.forall (%{{.+}}) in (2)
+// AVX512: iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
+// AVX512-COUNT-32: vector.fma {{.*}} : vector<32xf32>
+func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<128x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x32xf32>) outs(%c : memref<128x32xf32>)
+  return
+}
+
+// Ops inside a loop nest (attention tiles): the matmul gets register tiles
+// only (no threads); a 3-D op read along its innermost loop is vectorised
+// one row at a time, with exp as a polynomial (no expf call); a 3-D
+// broadcast along the innermost loop is left as it is.
+// CHECK-LABEL: func.func @tile_ops
+// CHECK-NOT: scf.forall
+// CHECK: iter_args(%{{.+}} = %{{.+}}) -> (vector<4x16xf32>)
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c1
+// CHECK: vector.load {{.*}} : memref<16xf32>, vector<16xf32>
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c1
+// CHECK: vector.transfer_read %{{.+}}[%[[I]], %[[J]], %{{.+}}]{{.*}} : memref<4x8x16xf32>, vector<1x1x16xf32>
+// CHECK-NOT: math.exp
+// CHECK: math.floor
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x16xf32>, memref<4x8x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<4x8xf32>) outs(%{{.+}} : memref<4x8x16xf32>)
+func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4x8xf32>, %a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x16xf32>) outs(%c : memref<8x16xf32>)
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%row : memref<16xf32>) outs(%s : memref<4x8x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %e = math.exp %in : f32
+      %r = arith.addf %out, %e : f32
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%odd : memref<4x8xf32>) outs(%s : memref<4x8x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+  }
+  return
+}
