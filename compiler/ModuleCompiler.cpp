@@ -263,6 +263,8 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   if (options.pipeline != "reference" && options.pipeline != "fused")
     return emitError(loc) << "unknown pipeline '" << options.pipeline
                           << "' (available: fused, reference)";
+  if (options.tileQ < 0 || options.tileK < 0)
+    return emitError(loc) << "tile sizes must be >= 1";
 
   llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
   if (!target)
@@ -286,6 +288,10 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       return llvm::is_contained(target->features, f);
     };
     fused.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
+    if (options.tileQ > 0)
+      fused.tileQ = options.tileQ;
+    if (options.tileK > 0)
+      fused.tileK = options.tileK;
     buildHktCpuFusedPipeline(pm, fused);
   }
   else

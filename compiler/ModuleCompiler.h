@@ -26,6 +26,9 @@ struct CompileOptions {
   /// A registered pipeline name without the `hkt-cpu-` prefix and
   /// `-pipeline` suffix: "fused" (the default) or "reference".
   std::string pipeline = "fused";
+  /// Attention tile sizes of the fused pipeline (hkt-lower-online-attention's
+  /// tile-q / tile-k); 0 keeps the pass defaults.
+  int64_t tileQ = 0, tileK = 0;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into the directory

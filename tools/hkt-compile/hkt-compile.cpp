@@ -50,6 +50,15 @@ static cl::opt<std::string> pipeline(
              "default) or 'reference' (materialised scores)"),
     cl::init("fused"), cl::cat(category));
 
+static cl::opt<int64_t> tileQ(
+    "tile-q",
+    cl::desc("Fused pipeline: query rows per attention tile (default 64)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> tileK(
+    "tile-k",
+    cl::desc("Fused pipeline: key columns per attention tile (default 64)"),
+    cl::init(0), cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hkt-compile: error: " << message << "\n";
   return 1;
@@ -107,6 +116,15 @@ int main(int argc, char **argv) {
   hkt::CompileOptions options;
   options.cpu = cpu;
   options.pipeline = pipeline;
+  if (tileQ.getNumOccurrences() && tileQ < 1)
+    return fail("--tile-q must be >= 1");
+  if (tileK.getNumOccurrences() && tileK < 1)
+    return fail("--tile-k must be >= 1");
+  if ((tileQ.getNumOccurrences() || tileK.getNumOccurrences()) &&
+      pipeline != "fused")
+    return fail("--tile-q and --tile-k apply to the fused pipeline only");
+  options.tileQ = tileQ;
+  options.tileK = tileK;
   if (failed(hkt::compileToDirectory(*module, options, outputDir)))
     return 1;
   return 0;
