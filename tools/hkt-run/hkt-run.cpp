@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 using namespace hkt::runtime;
@@ -443,6 +444,12 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A compiled layer mallocs and frees its working buffers (tens of MiB) on
+  // every call. glibc would serve them with fresh mmaps, so each call pays a
+  // page fault per 4 KiB; from the heap, and not trimmed back, later calls
+  // reuse the pages (peak RSS is unchanged).
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   try {
     Options options;
     try {
