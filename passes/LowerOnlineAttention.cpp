@@ -457,13 +457,24 @@ LogicalResult Lowering::run() {
           arith::AddIOp::create(rw, loc, i0, index(tileQ)));
     Value numTiles = arith::CeilDivUIOp::create(rw, loc, keyEnd, index(tileK));
 
-    auto loop = scf::ForOp::create(
-        rw, loc, index(0), numTiles, index(1),
-        ValueRange{accTile, maxTile, sumTile},
+    // Key tiles below the diagonal and wholly inside the key length need
+    // no mask: a first loop visits those, a second the rest.
+    Value unmaskedEnd = arith::DivUIOp::create(rw, loc, keyLength, index(tileK));
+    if (op.getCausal())
+      unmaskedEnd = arith::MinUIOp::create(
+          rw, loc, unmaskedEnd,
+          arith::DivUIOp::create(
+              rw, loc, arith::AddIOp::create(rw, loc, i0, index(1)),
+              index(tileK)));
+    unmaskedEnd = arith::MinUIOp::create(rw, loc, unmaskedEnd, numTiles);
+    auto keyLoop = [&](Value begin, Value end, ValueRange init, bool masked) {
+      return scf::ForOp::create(
+        rw, loc, begin, end, index(1), init,
         [&](OpBuilder &, Location, Value kt, ValueRange iter) {
           Value j0 = arith::MulIOp::create(rw, loc, kt, index(tileK));
           Value scores = scoresForTile(b, h, kt, queryTiles);
-          scores = mask(scores, i0, j0, keyLength);
+          if (masked)
+            scores = mask(scores, i0, j0, keyLength);
 
           AffineExpr i, j;
           bindDims(ctx, i, j);
@@ -522,6 +533,10 @@ LogicalResult Lowering::run() {
                   .getResult(0);
           scf::YieldOp::create(rw, loc, ValueRange{newAcc, newMax, newSum});
         });
+    };
+    auto unmasked = keyLoop(index(0), unmaskedEnd,
+                            ValueRange{accTile, maxTile, sumTile}, false);
+    auto loop = keyLoop(unmaskedEnd, numTiles, unmasked.getResults(), true);
 
     rw.setInsertionPointToStart(forall.getTerminator().getBody());
     auto insert = [&](Value tile, Value dest, ArrayRef<OpFoldResult> offsets,

@@ -137,7 +137,8 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
     on the key order) so that each broadcast copies contiguous row segments:
     blocks are built coarsest first, each one starting as the coarser block
     broadcast into it. Then come the causal and key-length masks (from each
-    position's original key offset), the
+    position's original key offset; key tiles wholly below the diagonal and
+    inside the key length are visited by a first loop that skips them), the
     online softmax update and P V, all as small static linalg ops that
     vectorise. Key tiles wholly above the diagonal (causal) or past the
     row's key length are not visited. Sequences are zero-padded to whole

@@ -116,7 +116,19 @@
 // TILE-NEXT: %[[KEND:.+]] = arith.minui %[[KLEN]], %[[QEND]] : index
 // TILE: %[[C32:.+]] = arith.constant 32 : index
 // TILE-NEXT: %[[NT:.+]] = arith.ceildivui %[[KEND]], %[[C32]] : index
-// TILE: %[[LOOP:.+]]:3 = scf.for %[[KT:[^ ]+]] = %{{.+}} to %[[NT]] step %{{.+}} iter_args(%[[ACCI:[^ ]+]] = %[[ACCC]], %[[MAXI:[^ ]+]] = %[[MAXT]], %[[SUMI:[^ ]+]] = %[[SUMT]]) -> (tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>)
+//   Tiles wholly inside the key length and below the diagonal need no mask:
+//   min(len / 32, (i0 + 1) / 32) of them come first, in a loop of their own.
+// TILE: %[[FULL_LEN:.+]] = arith.divui %[[KLEN]], %{{.+}} : index
+// TILE: %[[I0P1:.+]] = arith.addi %[[I0]], %{{.+}} : index
+// TILE-NEXT: %[[FULL_DIAG:.+]] = arith.divui %[[I0P1]], %{{.+}} : index
+// TILE-NEXT: %[[FULL0:.+]] = arith.minui %[[FULL_LEN]], %[[FULL_DIAG]] : index
+// TILE-NEXT: %[[FULL:.+]] = arith.minui %[[FULL0]], %[[NT]] : index
+// TILE: %[[FIRST:.+]]:3 = scf.for %{{.+}} = %{{.+}} to %[[FULL]] step %{{.+}} iter_args(%{{.+}} = %[[ACCC]], %{{.+}} = %[[MAXT]], %{{.+}} = %[[SUMT]]) -> (tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>)
+// TILE-NOT: 0xFF800000
+// TILE: scf.yield
+// TILE-NEXT: }
+//   The remaining key tiles, masked.
+// TILE: %[[LOOP:.+]]:3 = scf.for %[[KT:[^ ]+]] = %[[FULL]] to %[[NT]] step %{{.+}} iter_args(%[[ACCI:[^ ]+]] = %[[FIRST]]#0, %[[MAXI:[^ ]+]] = %[[FIRST]]#1, %[[SUMI:[^ ]+]] = %[[FIRST]]#2) -> (tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>)
 // TILE: %[[J0:.+]] = arith.muli %[[KT]], %{{.+}} : index
 //   Level 1: an 8 x 16 block at half resolution.
 // TILE: %[[Z1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x16xf32>)
