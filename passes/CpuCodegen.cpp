@@ -39,12 +39,18 @@ struct Tiles {
     Gemm,      // a whole matmul: threads, cache tiles, register tiles
     TileGemm,  // a matmul inside a loop nest: register tiles only
     Rows,      // an elementwise or row-reduction op: one row at a time
-    Whole      // a 1-D op: vectorised as it is
+    Whole,     // a 1-D op: vectorised as it is
+    Split      // another op outside the loop nests: split across threads
+               // along one parallel loop (not vectorised: the vector
+               // patterns loop forever on some of these ops in MLIR 22)
   } kind;
   int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0, regK = 1;
+  std::vector<int64_t> threadSizes; // Split
   bool operator<(const Tiles &o) const {
-    return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK) <
-           std::tie(o.kind, o.rows, o.cacheN, o.cacheK, o.regM, o.regN, o.regK);
+    return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK,
+                    threadSizes) < std::tie(o.kind, o.rows, o.cacheN,
+                                            o.cacheK, o.regM, o.regN, o.regK,
+                                            o.threadSizes);
   }
 };
 
@@ -67,12 +73,23 @@ std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
     const char *ops = t.kind == Tiles::Gemm || t.kind == Tiles::TileGemm
                           ? "[\"linalg.matmul\"]"
                           : "[\"linalg.generic\", \"linalg.fill\", "
-                            "\"linalg.copy\"]";
+                            "\"linalg.copy\", \"linalg.transpose\"]";
     os << llvm::formatv("%m{0} = transform.structured.match ops{{{1}} "
                         "attributes {{hkt.codegen = {0} : i64} in %root : "
                         "(!transform.any_op) -> !transform.any_op\n",
                         id, ops);
     std::string target = llvm::formatv("%m{0}", id).str();
+    if (t.kind == Tiles::Split) {
+      std::string sizes;
+      for (int64_t x : t.threadSizes)
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(x);
+      os << llvm::formatv(
+          "%a{0}, %f{0} = transform.structured.tile_using_forall %m{0} "
+          "tile_sizes [{1}] : (!transform.any_op) -> (!transform.any_op, "
+          "!transform.any_op)\n",
+          id, sizes);
+      continue;
+    }
     if (t.kind == Tiles::Gemm) {
       os << llvm::formatv(
           "%a{0}, %f{0} = transform.structured.tile_using_forall %m{0} "
@@ -138,6 +155,32 @@ bool staticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
+/// An op outside the loop nests (downsampling, the hybrid head, packing,
+/// normalisation, fills): split across threads into 16 (or 8, 4, 2) equal
+/// parts along its first parallel loop of at least 64 iterations.
+std::optional<Tiles> splitFor(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
+           linalg::TransposeOp>(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned p = 0; p < ranges.size(); ++p) {
+    if (iterators[p] != utils::IteratorType::parallel ||
+        ShapedType::isDynamic(ranges[p]) || ranges[p] < 64)
+      continue;
+    int64_t parts = 16;
+    while (parts > 1 && ranges[p] % parts != 0)
+      parts /= 2;
+    if (parts == 1)
+      return std::nullopt;
+    Tiles t{Tiles::Split};
+    t.threadSizes.assign(ranges.size(), 0);
+    t.threadSizes[p] = ranges[p] / parts;
+    return t;
+  }
+  return std::nullopt;
+}
+
 /// How the recipe treats `op`, if it covers it: static f32 shapes whose
 /// tiles divide exactly (vectorisation needs static shapes).
 std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
@@ -176,8 +219,10 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
     }
     return t;
   }
+  if (!inLoop)
+    return splitFor(op);
   // The small ops of the attention tiles (inside the loop nest).
-  if (!inLoop || !isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp>(op))
+  if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp>(op))
     return std::nullopt;
   if (op.getNumLoops() == 1)
     return Tiles{Tiles::Whole};

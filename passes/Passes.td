@@ -193,8 +193,10 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     of the accumulator across K where upstream hoisting applies. Matmuls
     inside loops (attention tiles) get the register tiles only; their small
     elementwise and row ops (up to any rank, when every operand is read
-    along the innermost loop) are vectorised one row at a time. Other ops
-    are left to the plain loop lowering.
+    along the innermost loop) are vectorised one row at a time. Ops outside
+    the loop nests (downsampling, the hybrid head, packing, normalisation)
+    are split across threads along their first parallel loop of at least 64
+    iterations and keep their scalar bodies.
 
     Before:
 

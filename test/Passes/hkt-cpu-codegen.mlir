@@ -60,3 +60,26 @@ func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4
   }
   return
 }
+
+// Ops outside the loop nests are split across threads along their first
+// parallel loop of at least 64 iterations, into 16 equal parts (8, 4 or 2
+// when 16 does not divide it), and keep their scalar body; loops too short
+// to split, or of no such size, are left alone.
+// CHECK-LABEL: func.func @outside
+// CHECK: scf.forall (%{{.+}}) in (16)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<8x32xf32{{.*}}>) outs(%{{.+}} : memref<8x32xf32{{.*}}>)
+// CHECK: scf.forall (%{{.+}}) in (8)
+// CHECK: linalg.transpose ins(%{{.+}} : memref<9x16xf32{{.*}}>) outs(%{{.+}} : memref<16x9xf32{{.*}}>)
+// CHECK-NOT: scf.forall
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<63x5xf32>)
+func.func @outside(%a: memref<128x32xf32>, %b: memref<128x32xf32>, %t: memref<72x16xf32>, %u: memref<16x72xf32>, %small: memref<63x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<128x32xf32>) outs(%b : memref<128x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.transpose ins(%t : memref<72x16xf32>) outs(%u : memref<16x72xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%small : memref<63x5xf32>)
+  return
+}
