@@ -223,6 +223,23 @@ class Bench:
         return proc.stdout
 
 
+def fma_peak(threads, workdir):
+    """fp32 FMA peak of `threads` cores, measured: scripts/fma_peak.c built
+    with cc -O3 -march=native, one copy per thread at once. Returns
+    (GFLOP/s, vector bits) or None when it cannot be built or run."""
+    exe = os.path.join(workdir, "fma_peak")
+    src = os.path.join(REPO, "scripts", "fma_peak.c")
+    try:
+        subprocess.run(["cc", "-O3", "-march=native", src, "-o", exe],
+                       check=True, capture_output=True, timeout=60)
+        procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
+                 for _ in range(threads)]
+        results = [p.communicate(timeout=120)[0].split() for p in procs]
+        return sum(float(r[0]) for r in results), int(results[0][1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
 def fmt(value, digits):
     return "-" if value is None else "%.*f" % (digits, value)
 
@@ -250,6 +267,7 @@ def main(argv):
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="hkt-bench-") as workdir:
+        peak_before = fma_peak(args.threads, workdir)
         bench = Bench(args, workdir)
         for t in args.sizes:
             for causal in causals:
@@ -291,6 +309,8 @@ def main(argv):
                     hkt_cell or fmt(rss, 1),
                     hkt_cell or fmt(above, 1),
                 ])
+        # Again at the end: on a shared machine the two may differ.
+        peak_after = fma_peak(args.threads, workdir)
 
     cpu = "unknown"
     try:
@@ -307,6 +327,11 @@ def main(argv):
         "date: " + datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu: %s (%d logical CPUs)" % (cpu, os.cpu_count() or 0),
         "threads: %d" % args.threads,
+        "fp32 FMA peak, measured (scripts/fma_peak.c, %d threads) before / "
+        "after the table: %s" % (args.threads, " / ".join(
+            "%.1f GFLOP/s (%d-bit vectors)" % p if p else
+            "not measured (cc -march=native failed)"
+            for p in (peak_before, peak_after))),
         "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
                                     args.levels, STRIDE, KERNEL, CONV_KERNEL),
