@@ -275,6 +275,15 @@ struct HktCpuCodegenPass
       return signalPassFailure();
     module.walk([&](Operation *op) { op->removeAttr(kMarker); });
 
+    // Sums along a vector (the softmax row sums) may be reassociated: a
+    // tree of vector adds instead of one chain of scalar adds per lane
+    // (LLVM keeps the order of a plain fadd reduction).
+    module.walk([](vector::ReductionOp op) {
+      if (op.getKind() == vector::CombiningKind::ADD &&
+          isa<FloatType>(op.getType()))
+        op.setFastmath(op.getFastmath() | arith::FastMathFlags::reassoc);
+    });
+
     // exp as a vectorised polynomial (error ~1e-7), not one expf call per
     // lane.
     RewritePatternSet patterns(&getContext());

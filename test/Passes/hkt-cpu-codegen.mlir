@@ -41,7 +41,11 @@ func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<
 // CHECK: math.floor
 // CHECK: vector.transfer_write {{.*}} : vector<1x1x16xf32>, memref<4x8x16xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<4x8xf32>) outs(%{{.+}} : memref<4x8x16xf32>)
-func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4x8xf32>, %a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>) {
+// Row sums are reassociated (a tree of vector adds, not a chain of scalar
+// ones); row maxima need no flag.
+// CHECK: vector.reduction <add>, %{{.+}}, %{{.+}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: vector.reduction <maximumf>, %{{.+}}, %{{.+}} : vector<16xf32> into f32
+func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4x8xf32>, %a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>, %p: memref<8x16xf32>, %sums: memref<8xf32>, %maxs: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -56,6 +60,16 @@ func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4
     linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%odd : memref<4x8xf32>) outs(%s : memref<4x8x16xf32>) {
     ^bb0(%in: f32, %out: f32):
       linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%p : memref<8x16xf32>) outs(%sums : memref<8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.addf %out, %in : f32
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%p : memref<8x16xf32>) outs(%maxs : memref<8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.maximumf %out, %in : f32
+      linalg.yield %r : f32
     }
   }
   return
