@@ -41,16 +41,16 @@ struct Tiles {
     Rows,      // an elementwise or row-reduction op: one row at a time
     Whole,     // a 1-D op: vectorised as it is
     Split      // another op outside the loop nests: split across threads
-               // along one parallel loop (not vectorised: the vector
-               // patterns loop forever on some of these ops in MLIR 22)
+               // along one parallel loop, then vectorised by rows when its
+               // rows are contiguous
   } kind;
   int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0, regK = 1;
-  std::vector<int64_t> threadSizes; // Split
+  std::vector<int64_t> threadSizes, rowSizes; // Split
   bool operator<(const Tiles &o) const {
     return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK,
-                    threadSizes) < std::tie(o.kind, o.rows, o.cacheN,
-                                            o.cacheK, o.regM, o.regN, o.regK,
-                                            o.threadSizes);
+                    threadSizes, rowSizes) <
+           std::tie(o.kind, o.rows, o.cacheN, o.cacheK, o.regM, o.regN,
+                    o.regK, o.threadSizes, o.rowSizes);
   }
 };
 
@@ -88,6 +88,20 @@ std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
           "tile_sizes [{1}] : (!transform.any_op) -> (!transform.any_op, "
           "!transform.any_op)\n",
           id, sizes);
+      if (t.rowSizes.empty())
+        continue;
+      std::string rowSizes, loopTypes;
+      for (int64_t x : t.rowSizes) {
+        rowSizes += (rowSizes.empty() ? "" : ", ") + std::to_string(x);
+        if (x)
+          loopTypes += ", !transform.any_op";
+      }
+      os << llvm::formatv(
+          "%c{0}, %l{0}c:{1} = transform.structured.tile_using_for %a{0} "
+          "tile_sizes [{2}] : (!transform.any_op) -> (!transform.any_op{3})\n"
+          "transform.structured.vectorize %c{0} : !transform.any_op\n",
+          id, llvm::count_if(t.rowSizes, [](int64_t x) { return x != 0; }),
+          rowSizes, loopTypes);
       continue;
     }
     if (t.kind == Tiles::Gemm) {
@@ -155,9 +169,28 @@ bool staticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32();
 }
 
+/// Every operand is read and written along the innermost loop (so a row of
+/// it is a contiguous vector).
+bool readsAlongInnermost(linalg::LinalgOp op) {
+  unsigned loops = op.getNumLoops();
+  return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
+    return m.getNumResults() > 0 &&
+           m.getResults().back() == getAffineDimExpr(loops - 1, m.getContext());
+  });
+}
+
+bool outerLoopsParallel(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> it = op.getIteratorTypesArray();
+  return llvm::all_of(ArrayRef(it).drop_back(), [](utils::IteratorType t) {
+    return t == utils::IteratorType::parallel;
+  });
+}
+
 /// An op outside the loop nests (downsampling, the hybrid head, packing,
 /// normalisation, fills): split across threads into 16 (or 8, 4, 2) equal
-/// parts along its first parallel loop of at least 64 iterations.
+/// parts along its first parallel loop of at least 64 iterations; when its
+/// rows are contiguous in every operand (elementwise ops, fills), each part
+/// is vectorised row by row.
 std::optional<Tiles> splitFor(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
            linalg::TransposeOp>(op))
@@ -176,6 +209,14 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op) {
     Tiles t{Tiles::Split};
     t.threadSizes.assign(ranges.size(), 0);
     t.threadSizes[p] = ranges[p] / parts;
+    // Rows contiguous in every operand: vectorised in pieces of up to 64.
+    // Generics and fills only: the vector patterns loop forever on copies
+    // into strided views and on transposes here (MLIR 22).
+    if (p + 1 < ranges.size() && readsAlongInnermost(op) &&
+        outerLoopsParallel(op) && isa<linalg::GenericOp, linalg::FillOp>(op)) {
+      t.rowSizes.assign(ranges.size(), 1);
+      t.rowSizes.back() = ranges.back() % 64 == 0 ? 64 : 0;
+    }
     return t;
   }
   return std::nullopt;
@@ -231,14 +272,7 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
   // (keys in order) sends the vector patterns below into an endless
   // rewrite loop (seen with MLIR 22), so it stays as loops.
   unsigned loops = op.getNumLoops();
-  if (loops > 2 && !llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
-        return m.getNumResults() > 0 &&
-               m.getResults().back() == getAffineDimExpr(loops - 1, m.getContext());
-      }))
-    return std::nullopt;
-  if (llvm::any_of(ArrayRef(op.getIteratorTypesArray()).drop_back(), [](auto it) {
-        return it != utils::IteratorType::parallel;
-      }))
+  if ((loops > 2 && !readsAlongInnermost(op)) || !outerLoopsParallel(op))
     return std::nullopt;
   Tiles t{Tiles::Rows};
   t.rows = loops - 1; // every loop but the innermost, by 1

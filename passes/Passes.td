@@ -196,7 +196,9 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     along the innermost loop) are vectorised one row at a time. Ops outside
     the loop nests (downsampling, the hybrid head, packing, normalisation)
     are split across threads along their first parallel loop of at least 64
-    iterations and keep their scalar bodies.
+    iterations; the elementwise ones among them (generics and fills whose
+    rows are contiguous in every operand) are vectorised row by row, the
+    others (convolutions, transposes, copies) keep their scalar bodies.
 
     Before:
 

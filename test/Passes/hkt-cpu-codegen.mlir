@@ -77,11 +77,15 @@ func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4
 
 // Ops outside the loop nests are split across threads along their first
 // parallel loop of at least 64 iterations, into 16 equal parts (8, 4 or 2
-// when 16 does not divide it), and keep their scalar body; loops too short
-// to split, or of no such size, are left alone.
+// when 16 does not divide it). Elementwise ops (rows contiguous in every
+// operand) are then vectorised row by row; transposes keep their scalar
+// body; ops with no loop long enough are left alone.
 // CHECK-LABEL: func.func @outside
 // CHECK: scf.forall (%{{.+}}) in (16)
-// CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<8x32xf32{{.*}}>) outs(%{{.+}} : memref<8x32xf32{{.*}}>)
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1
+// CHECK: vector.transfer_read {{.*}} : memref<128x32xf32>, vector<1x32xf32>
+// CHECK-NEXT: arith.mulf %{{.+}}, %{{.+}} : vector<1x32xf32>
+// CHECK-NEXT: vector.transfer_write {{.*}} : vector<1x32xf32>, memref<128x32xf32>
 // CHECK: scf.forall (%{{.+}}) in (8)
 // CHECK: linalg.transpose ins(%{{.+}} : memref<9x16xf32{{.*}}>) outs(%{{.+}} : memref<16x9xf32{{.*}}>)
 // CHECK-NOT: scf.forall
