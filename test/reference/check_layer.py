@@ -5,7 +5,7 @@ float64 reference (hkt_reference.py, written from SPEC.md).
 Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
 
   check_layer.py --hkt-compile PATH --hkt-run PATH --config JSON_OR_FILE
-                 --workdir DIR [--pipeline NAME[,NAME...]] [--tiles Q,K] [--seed N]
+                 --workdir DIR [--pipeline NAME[,NAME...]] [--tiles Q,K] [--cpu NAME] [--seed N]
                  [--lengths random|full|N,N,...] [--theta-dominant L]
                  [--gamma VALUE] [--tol 1e-4] [--special mha|conv]
                  [--param-prefix auto|none|PREFIX] [--timeout S] [--dry-run]
@@ -203,6 +203,7 @@ def parse_args(argv):
     ap.add_argument("--tiles", metavar="Q,K",
                     help="attention tile sizes for the fused pipeline "
                          "(hkt-compile --tile-q Q --tile-k K)")
+    ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--lengths", default="random")
     ap.add_argument("--theta-dominant", type=int)
@@ -358,6 +359,9 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     head = "%s pipeline=%s" % (head, pipeline)
     cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir,
            "--pipeline", pipeline]
+    if args.cpu:
+        cmd += ["--cpu", args.cpu]
+        head = "%s cpu=%s" % (head, args.cpu)
     if args.tiles and pipeline == "fused":
         tile_q, tile_k = args.tiles.split(",")
         cmd += ["--tile-q", tile_q, "--tile-k", tile_k]
