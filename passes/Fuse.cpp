@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "passes/LinalgBuilders.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,7 +25,6 @@ using namespace mlir;
 using namespace mlir::hkt;
 
 namespace {
-using utils::IteratorType;
 
 /// The pieces of a matched chain.
 struct Chain {
@@ -73,10 +73,6 @@ FailureOr<Chain> matchChain(AttendOp attend) {
   return chain;
 }
 
-AffineMap map(unsigned dims, ArrayRef<AffineExpr> results, MLIRContext *ctx) {
-  return AffineMap::get(dims, 0, results, ctx);
-}
-
 struct FuseAttentionChain : OpRewritePattern<AttendOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -120,12 +116,11 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
       queries.push_back(
           linalg::GenericOp::create(
               rw, loc, qType, ValueRange{q, lambda}, ValueRange{init},
-              {map(3, {b, t, c}, ctx),
-               map(3, {c.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
+              {indexingMap(3, {b, t, c}, ctx),
+               indexingMap(3, {c.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
                    ctx),
-               map(3, {b, t, c}, ctx)},
-              {IteratorType::parallel, IteratorType::parallel,
-               IteratorType::parallel},
+               indexingMap(3, {b, t, c}, ctx)},
+              {kPar, kPar, kPar},
               [&](OpBuilder &nb, Location nl, ValueRange args) {
                 Value w = arith::MulFOp::create(nb, nl, args[1], scale);
                 linalg::YieldOp::create(
@@ -159,10 +154,9 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
             rw, loc, outType,
             ValueRange{online.getResultAcc(), online.getResultSum()},
             ValueRange{attend.getInit()},
-            {map(3, {b, t, c}, ctx), map(3, {b, c.floorDiv(headDim), t}, ctx),
-             map(3, {b, t, c}, ctx)},
-            {IteratorType::parallel, IteratorType::parallel,
-             IteratorType::parallel},
+            {indexingMap(3, {b, t, c}, ctx), indexingMap(3, {b, c.floorDiv(headDim), t}, ctx),
+             indexingMap(3, {b, t, c}, ctx)},
+            {kPar, kPar, kPar},
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               Value zeroV = arith::ConstantOp::create(
                   nb, nl, cast<TypedAttr>(zero));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "passes/LinalgBuilders.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,9 +30,6 @@ using namespace mlir;
 using namespace mlir::hkt;
 
 namespace {
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -61,7 +59,7 @@ private:
   /// One linalg.generic writing `out`; `body` computes the yielded value
   /// from the block arguments (the inputs, then `out`).
   Value generic(ValueRange ins, Value out, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators,
+                ArrayRef<utils::IteratorType> iterators,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     return linalg::GenericOp::create(
                rw, loc, out.getType(), ins, ValueRange{out}, maps, iterators,
@@ -71,7 +69,7 @@ private:
         .getResult(0);
   }
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
-    return AffineMap::get(dims, 0, results, ctx);
+    return indexingMap(dims, results, ctx);
   }
   /// Zero-pads dimension `dim` of `v` up to `size` (at the end).
   Value padTo(Value v, unsigned dim, int64_t size, Value padValue) {
@@ -243,15 +241,12 @@ Value Lowering::broadcastBlock(Value coarse, int64_t ratio) {
       rw, loc, index(0), index(rows), index(1), ValueRange{fine},
       [&](OpBuilder &, Location, Value i, ValueRange rowIter) {
         Value a = arith::DivUIOp::create(rw, loc, i, index(ratio));
-        Value segment = tensor::ExtractSliceOp::create(
-            rw, loc, type({n}), coarse, {a, rw.getIndexAttr(0)}, unit(n),
-            strides);
+        Value segment = slice(coarse, {a, rw.getIndexAttr(0)}, {1, n}, {n});
         auto colLoop = scf::ForOp::create(
             rw, loc, index(0), index(n * ratio), index(n), rowIter,
             [&](OpBuilder &, Location, Value col, ValueRange iter) {
               SmallVector<OpFoldResult> offsets = {i, col};
-              Value part = tensor::ExtractSliceOp::create(
-                  rw, loc, type({n}), iter[0], offsets, unit(n), strides);
+              Value part = slice(iter[0], offsets, {1, n}, {n});
               Value copied = linalg::CopyOp::create(
                                  rw, loc, ValueRange{segment}, ValueRange{part})
                                  .getResult(0);

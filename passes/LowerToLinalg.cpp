@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "passes/LinalgBuilders.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,9 +32,6 @@ using namespace mlir;
 using namespace mlir::hkt;
 
 namespace {
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
 
 RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -85,10 +83,6 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x) {
                                          {{0}, {1}, {2, 3}});
 }
 
-AffineMap map(unsigned dims, ArrayRef<AffineExpr> results, MLIRContext *ctx) {
-  return AffineMap::get(dims, 0, results, ctx);
-}
-
 /// SPEC 1: out[b,t,c] = bias[c] + sum_m w[c,m] * x[b, s*t - m, c].
 struct LowerDownsample : OpRewritePattern<DownsampleOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -108,15 +102,15 @@ struct LowerDownsample : OpRewritePattern<DownsampleOp> {
         linalg::GenericOp::create(
             rw, loc, resultType, ValueRange{op.getBias()},
             ValueRange{op.getInit()},
-            {map(3, {c}, ctx), map(3, {b, t, c}, ctx)}, {kPar, kPar, kPar},
+            {indexingMap(3, {c}, ctx), indexingMap(3, {b, t, c}, ctx)}, {kPar, kPar, kPar},
             [](OpBuilder &nb, Location l, ValueRange args) {
               linalg::YieldOp::create(nb, l, args[0]);
             })
             .getResult(0);
     auto conv = linalg::GenericOp::create(
         rw, loc, resultType, ValueRange{xp, op.getWeight()}, ValueRange{biased},
-        {map(4, {b, t * s + (k - 1) - m, c}, ctx), map(4, {c, m}, ctx),
-         map(4, {b, t, c}, ctx)},
+        {indexingMap(4, {b, t * s + (k - 1) - m, c}, ctx), indexingMap(4, {c, m}, ctx),
+         indexingMap(4, {b, t, c}, ctx)},
         {kPar, kPar, kPar, kRed},
         [](OpBuilder &nb, Location l, ValueRange args) {
           Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
@@ -147,8 +141,8 @@ struct LowerLevelScores : OpRewritePattern<LevelScoresOp> {
     bindDims(ctx, b, h, i, j, e);
     auto scores = linalg::GenericOp::create(
         rw, loc, outType, ValueRange{q, k}, ValueRange{zeros(rw, loc, outType)},
-        {map(5, {b, i, h, e}, ctx), map(5, {b, j, h, e}, ctx),
-         map(5, {b, h, i, j}, ctx)},
+        {indexingMap(5, {b, i, h, e}, ctx), indexingMap(5, {b, j, h, e}, ctx),
+         indexingMap(5, {b, h, i, j}, ctx)},
         {kPar, kPar, kPar, kPar, kRed},
         [&](OpBuilder &nb, Location l, ValueRange args) {
           Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
@@ -173,8 +167,8 @@ struct LowerUpsample : OpRewritePattern<UpsampleOp> {
     auto up = linalg::GenericOp::create(
         rw, op.getLoc(), op.getType(), ValueRange{op.getInput()},
         ValueRange{op.getInit()},
-        {map(4, {b, h, i.floorDiv(f), j.floorDiv(f)}, ctx),
-         map(4, {b, h, i, j}, ctx)},
+        {indexingMap(4, {b, h, i.floorDiv(f), j.floorDiv(f)}, ctx),
+         indexingMap(4, {b, h, i, j}, ctx)},
         {kPar, kPar, kPar, kPar},
         [](OpBuilder &nb, Location l, ValueRange args) {
           linalg::YieldOp::create(nb, l, args[0]);
@@ -201,13 +195,13 @@ struct LowerConvexFuse : OpRewritePattern<ConvexFuseOp> {
     AffineExpr b, h, i, j;
     bindDims(ctx, b, h, i, j);
     SmallVector<Value> inputs(op.getScores());
-    SmallVector<AffineMap> maps(inputs.size(), map(4, {b, h, i, j}, ctx));
+    SmallVector<AffineMap> maps(inputs.size(), indexingMap(4, {b, h, i, j}, ctx));
     int64_t levels = inputs.size();
     for (int64_t l = 0; l < levels; ++l) {
       inputs.push_back(lambda);
-      maps.push_back(map(4, {h, getAffineConstantExpr(l, ctx)}, ctx));
+      maps.push_back(indexingMap(4, {h, getAffineConstantExpr(l, ctx)}, ctx));
     }
-    maps.push_back(map(4, {b, h, i, j}, ctx));
+    maps.push_back(indexingMap(4, {b, h, i, j}, ctx));
     auto fused = linalg::GenericOp::create(
         rw, loc, op.getType(), inputs, ValueRange{op.getInit()}, maps,
         {kPar, kPar, kPar, kPar},
@@ -240,12 +234,12 @@ struct LowerMask : OpRewritePattern<MaskOp> {
     AffineExpr b, h, i, j;
     bindDims(ctx, b, h, i, j);
     SmallVector<Value> inputs = {op.getInput()};
-    SmallVector<AffineMap> maps = {map(4, {b, h, i, j}, ctx)};
+    SmallVector<AffineMap> maps = {indexingMap(4, {b, h, i, j}, ctx)};
     if (Value lengths = op.getLengths()) {
       inputs.push_back(lengths);
-      maps.push_back(map(4, {b}, ctx));
+      maps.push_back(indexingMap(4, {b}, ctx));
     }
-    maps.push_back(map(4, {b, h, i, j}, ctx));
+    maps.push_back(indexingMap(4, {b, h, i, j}, ctx));
     bool causal = op.getCausal();
     bool hasLengths = static_cast<bool>(op.getLengths());
     auto masked = linalg::GenericOp::create(
@@ -290,8 +284,8 @@ struct LowerAttend : OpRewritePattern<AttendOp> {
     bindDims(ctx, b, h, i, j, e);
     auto attend = linalg::GenericOp::create(
         rw, loc, acc.getType(), ValueRange{op.getProbs(), v}, ValueRange{acc},
-        {map(5, {b, h, i, j}, ctx), map(5, {b, j, h, e}, ctx),
-         map(5, {b, i, h, e}, ctx)},
+        {indexingMap(5, {b, h, i, j}, ctx), indexingMap(5, {b, j, h, e}, ctx),
+         indexingMap(5, {b, i, h, e}, ctx)},
         {kPar, kPar, kPar, kRed, kPar},
         [](OpBuilder &nb, Location l, ValueRange args) {
           Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
@@ -323,8 +317,8 @@ struct LowerHybrid : OpRewritePattern<HybridOp> {
         linalg::GenericOp::create(
             rw, loc, type, ValueRange{vp, op.getConvU()},
             ValueRange{zeros(rw, loc, type)},
-            {map(4, {b, i + (kc - 1) - m, c}, ctx), map(4, {c, m}, ctx),
-             map(4, {b, i, c}, ctx)},
+            {indexingMap(4, {b, i + (kc - 1) - m, c}, ctx), indexingMap(4, {c, m}, ctx),
+             indexingMap(4, {b, i, c}, ctx)},
             {kPar, kPar, kPar, kRed},
             [](OpBuilder &nb, Location l, ValueRange args) {
               Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
@@ -338,8 +332,8 @@ struct LowerHybrid : OpRewritePattern<HybridOp> {
     auto mix = linalg::GenericOp::create(
         rw, loc, type, ValueRange{op.getAttn(), conv, op.getGamma()},
         ValueRange{op.getInit()},
-        {map(3, {b, i, c}, ctx), map(3, {b, i, c}, ctx),
-         map(3, {c.floorDiv(headDim)}, ctx), map(3, {b, i, c}, ctx)},
+        {indexingMap(3, {b, i, c}, ctx), indexingMap(3, {b, i, c}, ctx),
+         indexingMap(3, {c.floorDiv(headDim)}, ctx), indexingMap(3, {b, i, c}, ctx)},
         {kPar, kPar, kPar},
         [&](OpBuilder &nb, Location l, ValueRange args) {
           // beta = 1 / (1 + exp(-gamma)); out = conv + beta * (attn - conv).
