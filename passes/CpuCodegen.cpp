@@ -1,23 +1,32 @@
 //===- CpuCodegen.cpp - hkt-cpu-codegen -----------------------------------===//
 //
-// The matmul recipe of shared/TOOLCHAIN.md as a transform-dialect script,
-// applied by the upstream transform interpreter to the matmuls it covers.
+// Sorts the structured ops on memrefs into classes (whole matmuls, matmuls
+// in loop nests, row-wise ops, 1-D ops, ops split across threads), each with
+// its tile sizes from the per-target table (CpuTuning.h), and applies the
+// recipe library passes/recipes/cpu-codegen.mlir to them with the upstream
+// transform interpreter. The library is checked-in transform IR, embedded at
+// build time; the only transform IR built here is a small driver, with the
+// builders: one transform.foreach per class that includes the class's named
+// sequence with the tile sizes as !transform.param<i64> constants.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/CpuTuning.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/TransformOps/LinalgTransformOps.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/IR/TransformTypes.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <map>
 #include <numeric>
@@ -28,140 +37,47 @@ namespace mlir::hkt {
 } // namespace mlir::hkt
 
 using namespace mlir;
+using namespace mlir::hkt;
 
 namespace {
-constexpr llvm::StringLiteral kMarker = "hkt.codegen";
+/// passes/recipes/cpu-codegen.mlir, as a string literal made at build time
+/// (passes/CMakeLists.txt): hkt-compile needs no source tree.
+constexpr llvm::StringLiteral kRecipe =
+#include "passes/recipes/cpu-codegen.mlir.inc"
+    ;
+/// The name its diagnostics carry (`cpu-codegen.mlir:LINE:COL`).
+constexpr llvm::StringLiteral kRecipeName = "cpu-codegen.mlir";
 
-/// One class of matmuls: tiles that divide their shapes exactly, so every
-/// tile is static (vectorisation needs static shapes).
+/// One class of ops and the sequence of the library that handles it, with
+/// its tile sizes. Tiles divide the op's shape exactly, so every tile is
+/// static (vectorisation needs static shapes).
 struct Tiles {
   enum Kind {
-    Gemm,      // a whole matmul: threads, cache tiles, register tiles
-    TileGemm,  // a matmul inside a loop nest: register tiles only
-    Rows,      // an elementwise or row-reduction op: one row at a time
-    Whole,     // a 1-D op: vectorised as it is
-    Split      // another op outside the loop nests: split across threads
-               // along one parallel loop, then vectorised by rows when its
-               // rows are contiguous
+    Gemm,     // @hkt_gemm: a whole matmul: threads, cache tiles, registers
+    TileGemm, // @hkt_tile_gemm: a matmul inside a loop nest: registers only
+    Rows,     // @hkt_rows_<rank>d: an elementwise or row-reduction op in a
+              // loop nest, one row at a time
+    Whole,    // @hkt_whole: a 1-D op, vectorised as it is
+    Split     // @hkt_split: another op outside the loop nests, split across
+              // threads along one parallel loop, then (@hkt_rows_<rank>d)
+              // vectorised by rows when its rows are contiguous
   } kind;
   int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0, regK = 1;
-  std::vector<int64_t> threadSizes, rowSizes; // Split
+  std::vector<int64_t> threadSizes; // Split: one per loop
+  /// Rows, Split: the rank of the row-wise tiling (0: none) and its
+  /// innermost tile size (0: the whole row).
+  int64_t rowRank = 0, rowInner = 0;
   bool operator<(const Tiles &o) const {
     return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK,
-                    threadSizes, rowSizes) <
+                    threadSizes, rowRank, rowInner) <
            std::tie(o.kind, o.rows, o.cacheN, o.cacheK, o.regM, o.regN,
-                    o.regK, o.threadSizes, o.rowSizes);
+                    o.regK, o.threadSizes, o.rowRank, o.rowInner);
   }
 };
 
-/// TOOLCHAIN.md's recipe, retuned on this machine (AVX2, no AVX-512):
-/// thread blocks of up to 64 rows, cache tiles of up to [512 (N), 256 (K)]
-/// with the K loop outside N, then register tiles (8 x 32 with AVX-512,
-/// 4 x 16 with AVX2) visited column panel by column panel (the K x 16
-/// panel of the right operand stays in L1 across the rows) with K steps of
-/// 4; vectorise; lower the contraction to outer products. The accumulator
-/// stays in registers across K where upstream hoisting applies, and is
-/// otherwise loaded and stored once per 4 outer products (LLVM keeps it in
-/// registers across the unrolled steps).
-std::string recipeFor(ArrayRef<std::pair<Tiles, int>> classes) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "module attributes {transform.with_named_sequence} {\n"
-        "transform.named_sequence @__transform_main(%root: !transform.any_op "
-        "{transform.readonly}) {\n";
-  for (auto [t, id] : classes) {
-    const char *ops = t.kind == Tiles::Gemm || t.kind == Tiles::TileGemm
-                          ? "[\"linalg.matmul\"]"
-                          : "[\"linalg.generic\", \"linalg.fill\", "
-                            "\"linalg.copy\", \"linalg.transpose\"]";
-    os << llvm::formatv("%m{0} = transform.structured.match ops{{{1}} "
-                        "attributes {{hkt.codegen = {0} : i64} in %root : "
-                        "(!transform.any_op) -> !transform.any_op\n",
-                        id, ops);
-    std::string target = llvm::formatv("%m{0}", id).str();
-    if (t.kind == Tiles::Split) {
-      std::string sizes;
-      for (int64_t x : t.threadSizes)
-        sizes += (sizes.empty() ? "" : ", ") + std::to_string(x);
-      os << llvm::formatv(
-          "%a{0}, %f{0} = transform.structured.tile_using_forall %m{0} "
-          "tile_sizes [{1}] : (!transform.any_op) -> (!transform.any_op, "
-          "!transform.any_op)\n",
-          id, sizes);
-      if (t.rowSizes.empty())
-        continue;
-      std::string rowSizes, loopTypes;
-      for (int64_t x : t.rowSizes) {
-        rowSizes += (rowSizes.empty() ? "" : ", ") + std::to_string(x);
-        if (x)
-          loopTypes += ", !transform.any_op";
-      }
-      os << llvm::formatv(
-          "%c{0}, %l{0}c:{1} = transform.structured.tile_using_for %a{0} "
-          "tile_sizes [{2}] : (!transform.any_op) -> (!transform.any_op{3})\n"
-          "transform.structured.vectorize %c{0} : !transform.any_op\n",
-          id, llvm::count_if(t.rowSizes, [](int64_t x) { return x != 0; }),
-          rowSizes, loopTypes);
-      continue;
-    }
-    if (t.kind == Tiles::Gemm) {
-      os << llvm::formatv(
-          "%a{0}, %f{0} = transform.structured.tile_using_forall %m{0} "
-          "tile_sizes [{1}, 0, 0] : (!transform.any_op) -> "
-          "(!transform.any_op, !transform.any_op)\n"
-          "%b{0}, %l{0}a, %l{0}b = transform.structured.tile_using_for %a{0} "
-          "tile_sizes [0, {2}, {3}] interchange = [0, 2, 1] : "
-          "(!transform.any_op) -> (!transform.any_op, !transform.any_op, "
-          "!transform.any_op)\n",
-          id, t.rows, t.cacheN, t.cacheK);
-      target = llvm::formatv("%b{0}", id).str();
-    }
-    if (t.kind == Tiles::Gemm || t.kind == Tiles::TileGemm) {
-      os << llvm::formatv(
-          "%c{0}, %l{0}c, %l{0}d, %l{0}e = transform.structured.tile_using_for "
-          "{1} tile_sizes [{2}, {3}, {4}] {5} : (!transform.any_op) -> "
-          "(!transform.any_op, !transform.any_op, !transform.any_op, "
-          "!transform.any_op)\n",
-          id, target, t.regM, t.regN, t.regK, t.kind == Tiles::Gemm ? "interchange = [1, 0, 2]" : "");
-      target = llvm::formatv("%c{0}", id).str();
-    } else if (t.kind == Tiles::Rows) {
-      std::string sizes, loopTypes;
-      for (int64_t i = 0; i < t.rows; ++i) {
-        sizes += "1, ";
-        loopTypes += ", !transform.any_op";
-      }
-      os << llvm::formatv(
-          "%c{0}, %l{0}c:{1} = transform.structured.tile_using_for %m{0} "
-          "tile_sizes [{2}0] : (!transform.any_op) -> (!transform.any_op{3})\n",
-          id, t.rows, sizes, loopTypes);
-      target = llvm::formatv("%c{0}", id).str();
-    }
-    os << "transform.structured.vectorize " << target
-       << " : !transform.any_op\n";
-  }
-  os << R"mlir(
-    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f {
-      transform.apply_patterns.vector.reduction_to_contract
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.memref.fold_memref_alias_ops
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.apply_cse to %f : !transform.any_op
-    %h = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %h {
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
-      transform.apply_patterns.vector.lower_outerproduct
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.yield
-  }
-}
-)mlir";
-  return s;
+/// The library's row-wise sequence for ops of `rank` loops.
+std::string rowsSequence(int64_t rank) {
+  return "hkt_rows_" + std::to_string(rank) + "d";
 }
 
 bool staticF32(Value v) {
@@ -187,11 +103,11 @@ bool outerLoopsParallel(linalg::LinalgOp op) {
 }
 
 /// An op outside the loop nests (downsampling, the hybrid head, packing,
-/// normalisation, fills): split across threads into 16 (or 8, 4, 2) equal
-/// parts along its first parallel loop of at least 64 iterations; when its
-/// rows are contiguous in every operand (elementwise ops, fills), each part
-/// is vectorised row by row.
-std::optional<Tiles> splitFor(linalg::LinalgOp op) {
+/// normalisation, fills): split across threads into `splitParts` (or half,
+/// a quarter...) equal parts along its first parallel loop of at least
+/// `minSplitLoop` iterations; when its rows are contiguous in every operand
+/// (elementwise ops, fills), each part is vectorised row by row.
+std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
   if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
            linalg::TransposeOp>(op))
     return std::nullopt;
@@ -199,9 +115,9 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned p = 0; p < ranges.size(); ++p) {
     if (iterators[p] != utils::IteratorType::parallel ||
-        ShapedType::isDynamic(ranges[p]) || ranges[p] < 64)
+        ShapedType::isDynamic(ranges[p]) || ranges[p] < tuning.minSplitLoop)
       continue;
-    int64_t parts = 16;
+    int64_t parts = tuning.splitParts;
     while (parts > 1 && ranges[p] % parts != 0)
       parts /= 2;
     if (parts == 1)
@@ -209,13 +125,13 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op) {
     Tiles t{Tiles::Split};
     t.threadSizes.assign(ranges.size(), 0);
     t.threadSizes[p] = ranges[p] / parts;
-    // Rows contiguous in every operand: vectorised in pieces of up to 64.
+    // Rows contiguous in every operand: vectorised in pieces of rowTile.
     // Generics and fills only: the vector patterns loop forever on copies
     // into strided views and on transposes here (MLIR 22).
     if (p + 1 < ranges.size() && readsAlongInnermost(op) &&
         outerLoopsParallel(op) && isa<linalg::GenericOp, linalg::FillOp>(op)) {
-      t.rowSizes.assign(ranges.size(), 1);
-      t.rowSizes.back() = ranges.back() % 64 == 0 ? 64 : 0;
+      t.rowRank = ranges.size();
+      t.rowInner = ranges.back() % tuning.rowTile == 0 ? tuning.rowTile : 0;
     }
     return t;
   }
@@ -230,38 +146,34 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
         return !isa<MemRefType>(v.getType()) || staticF32(v);
       }))
     return std::nullopt;
+  const CpuTuning &tuning = cpuTuningFor(vectorBits);
   bool inLoop = op->getParentOfType<scf::ForallOp>() ||
                 op->getParentOfType<scf::ForOp>();
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
     auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
     int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
-    // Two vectors of columns by 8 rows (16 accumulators) with 32 vector
-    // registers (AVX-512), by 4 rows (8 accumulators) with 16 (AVX2).
     Tiles t{inLoop ? Tiles::TileGemm : Tiles::Gemm};
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
-    t.regM = vectorBits >= 512 ? 8 : 4;
-    t.regN = n % (2 * lanes) == 0 ? 2 * lanes : n % lanes == 0 ? lanes : 0;
+    int64_t wide = tuning.regVectors * lanes;
+    t.regM = tuning.regRows;
+    t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
     if (m % t.regM != 0 || t.regN == 0)
       return std::nullopt;
-    // K steps of 4 per register tile: the accumulator is loaded and stored
-    // once per 4 outer products instead of every one (measured on this
-    // machine: 1 -> 4 took a 4096 x 512 x 512 projection from ~60 to ~125
-    // GFLOP/s; 8 and 16 were slower again).
-    t.regK = std::gcd(k, int64_t(4));
+    t.regK = std::gcd(k, tuning.regK);
     if (!inLoop) {
-      t.rows = std::gcd(m, int64_t(64));
+      t.rows = std::gcd(m, tuning.threadRows);
       if (t.rows % t.regM != 0)
         return std::nullopt;
-      t.cacheN = std::gcd(n, int64_t(512));
-      t.cacheK = std::gcd(k, int64_t(256));
+      t.cacheN = std::gcd(n, tuning.cacheN);
+      t.cacheK = std::gcd(k, tuning.cacheK);
       if (t.cacheN % t.regN != 0)
         return std::nullopt;
     }
     return t;
   }
   if (!inLoop)
-    return splitFor(op);
+    return splitFor(op, tuning);
   // The small ops of the attention tiles (inside the loop nest).
   if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp>(op))
     return std::nullopt;
@@ -275,21 +187,96 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
   if ((loops > 2 && !readsAlongInnermost(op)) || !outerLoopsParallel(op))
     return std::nullopt;
   Tiles t{Tiles::Rows};
-  t.rows = loops - 1; // every loop but the innermost, by 1
+  t.rowRank = loops; // every loop but the innermost by 1, whole rows
   return t;
 }
 
-/// Runs the recipe on the ops marked with their class.
-LogicalResult applyRecipe(ModuleOp module,
-                          const std::map<Tiles, int> &classes) {
-  SmallVector<std::pair<Tiles, int>> list(classes.begin(), classes.end());
-  OwningOpRef<ModuleOp> recipe = parseSourceString<ModuleOp>(
-      recipeFor(list), ParserConfig(module.getContext()));
-  if (!recipe)
-    return module.emitError("internal error: the codegen recipe does not parse");
-  Operation *entry = recipe->lookupSymbol("__transform_main");
-  return transform::applyTransformNamedSequence(module, entry, *recipe,
-                                                transform::TransformOptions());
+/// Builds the driver `__transform_main(%root, %class0, %class1, ...)` into
+/// `library`: each class argument is bound to the ops of that class; for
+/// each op, the class's sequence is included with its tile sizes as params.
+/// Then @hkt_lower_vectors runs on every function.
+///
+///   transform.foreach %class0 : !transform.any_op {
+///   ^bb0(%op: !transform.any_op):
+///     %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
+///     ...
+///     transform.include @hkt_tile_gemm failures(propagate) (%op, %rm, %rn, %rk)
+///   }
+void buildDriver(ModuleOp library, ArrayRef<Tiles> classes) {
+  MLIRContext *ctx = library.getContext();
+  Location loc = NameLoc::get(StringAttr::get(ctx, "hkt-cpu-codegen driver"));
+  auto anyOp = transform::AnyOpType::get(ctx);
+  auto param = transform::ParamType::get(ctx, IntegerType::get(ctx, 64));
+  OpBuilder b = OpBuilder::atBlockEnd(library.getBody());
+
+  SmallVector<Type> argTypes(classes.size() + 1, anyOp);
+  auto readonly = b.getDictionaryAttr(b.getNamedAttr(
+      transform::TransformDialect::kArgReadOnlyAttrName, b.getUnitAttr()));
+  auto consumed = b.getDictionaryAttr(b.getNamedAttr(
+      transform::TransformDialect::kArgConsumedAttrName, b.getUnitAttr()));
+  SmallVector<Attribute> argAttrs(classes.size() + 1, consumed);
+  argAttrs[0] = readonly;
+  auto main = transform::NamedSequenceOp::create(
+      b, loc, transform::TransformDialect::kTransformEntryPointSymbolName,
+      TypeAttr::get(b.getFunctionType(argTypes, {})),
+      /*sym_visibility=*/StringAttr(), b.getArrayAttr(argAttrs),
+      /*res_attrs=*/ArrayAttr());
+  Block *body = b.createBlock(&main.getBody(), main.getBody().end(), argTypes,
+                              SmallVector<Location>(argTypes.size(), loc));
+
+  auto constant = [&](int64_t v) -> Value {
+    return transform::ParamConstantOp::create(b, loc, param,
+                                              b.getI64IntegerAttr(v));
+  };
+  auto include = [&](StringRef name, ValueRange args,
+                     TypeRange results = {}) {
+    return transform::IncludeOp::create(
+        b, loc, results, SymbolRefAttr::get(ctx, name),
+        transform::FailurePropagationMode::Propagate, args,
+        /*arg_attrs=*/ArrayAttr(), /*res_attrs=*/ArrayAttr());
+  };
+  for (auto [i, t] : llvm::enumerate(classes)) {
+    auto foreach = transform::ForeachOp::create(
+        b, loc, TypeRange(), ValueRange{body->getArgument(i + 1)},
+        /*with_zip_shortest=*/false);
+    Block *each = b.createBlock(&foreach.getBody(), foreach.getBody().end(),
+                                {anyOp}, {loc});
+    Value op = each->getArgument(0);
+    switch (t.kind) {
+    case Tiles::Gemm:
+      include("hkt_gemm", {op, constant(t.rows), constant(t.cacheN),
+                           constant(t.cacheK), constant(t.regM),
+                           constant(t.regN), constant(t.regK)});
+      break;
+    case Tiles::TileGemm:
+      include("hkt_tile_gemm",
+              {op, constant(t.regM), constant(t.regN), constant(t.regK)});
+      break;
+    case Tiles::Whole:
+      include("hkt_whole", {op});
+      break;
+    case Tiles::Rows:
+      include(rowsSequence(t.rowRank), {op, constant(t.rowInner)});
+      break;
+    case Tiles::Split: {
+      // One packed param: the thread tile of every loop.
+      SmallVector<Value> sizes = llvm::map_to_vector(
+          t.threadSizes, [&](int64_t s) { return constant(s); });
+      Value packed = transform::MergeHandlesOp::create(b, loc, param, sizes,
+                                                       /*deduplicate=*/false);
+      Value part = include("hkt_split", {op, packed}, {anyOp}).getResult(0);
+      if (t.rowRank)
+        include(rowsSequence(t.rowRank), {part, constant(t.rowInner)});
+      break;
+    }
+    }
+    transform::YieldOp::create(b, loc);
+    b.setInsertionPointToEnd(body);
+  }
+  Value funcs = transform::MatchOp::create(b, loc, body->getArgument(0),
+                                           ArrayRef<StringRef>{"func.func"});
+  include("hkt_lower_vectors", {funcs});
+  transform::YieldOp::create(b, loc);
 }
 
 struct HktCpuCodegenPass
@@ -297,17 +284,53 @@ struct HktCpuCodegenPass
   using HktCpuCodegenPassBase::HktCpuCodegenPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::map<Tiles, int> classes;
-    Type i64 = IntegerType::get(&getContext(), 64);
-    module.walk([&](linalg::LinalgOp op) {
-      if (std::optional<Tiles> t = tilesFor(op, vectorBits)) {
-        int id = classes.emplace(*t, classes.size()).first->second;
-        op->setAttr(kMarker, IntegerAttr::get(i64, id));
-      }
-    });
-    if (!classes.empty() && failed(applyRecipe(module, classes)))
+    OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
+        kRecipe, ParserConfig(&getContext()), kRecipeName);
+    if (!library) {
+      module.emitError() << "internal error: the codegen recipe library "
+                         << kRecipeName << " does not parse";
       return signalPassFailure();
-    module.walk([&](Operation *op) { op->removeAttr(kMarker); });
+    }
+
+    // The ops of each class, in walk order.
+    std::map<Tiles, SmallVector<Operation *>> classes;
+    module.walk([&](linalg::LinalgOp op) {
+      std::optional<Tiles> t = tilesFor(op, vectorBits);
+      if (!t)
+        return;
+      // A rank with no row-wise sequence in the library: Rows ops stay as
+      // they are, split ops are not vectorised.
+      if (t->rowRank && !library->lookupSymbol(rowsSequence(t->rowRank))) {
+        if (t->kind == Tiles::Rows)
+          return;
+        t->rowRank = t->rowInner = 0;
+      }
+      classes[*t].push_back(op);
+    });
+
+    if (!classes.empty()) {
+      SmallVector<Tiles> kinds;
+      RaggedArray<transform::MappedValue> bindings;
+      bindings.push_back(
+          ArrayRef<transform::MappedValue>{module.getOperation()});
+      for (auto &[t, ops] : classes) {
+        kinds.push_back(t);
+        bindings.push_back(llvm::map_range(
+            ops, [](Operation *op) { return transform::MappedValue(op); }));
+      }
+      buildDriver(*library, kinds);
+      if (failed(verify(*library))) {
+        module.emitError("internal error: the codegen driver does not verify");
+        return signalPassFailure();
+      }
+      auto entry = cast<transform::TransformOpInterface>(
+          library->lookupSymbol(
+              transform::TransformDialect::kTransformEntryPointSymbolName));
+      if (failed(transform::applyTransformNamedSequence(
+              std::move(bindings), entry, *library,
+              transform::TransformOptions())))
+        return signalPassFailure();
+    }
 
     // Sums along a vector (the softmax row sums) may be reassociated: a
     // tree of vector adds instead of one chain of scalar adds per lane

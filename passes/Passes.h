@@ -3,6 +3,8 @@
 #ifndef HKT_PASSES_PASSES_H
 #define HKT_PASSES_PASSES_H
 
+#include "passes/PipelineOptions.h"
+
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -43,14 +45,14 @@ struct FusedPipelineOptions
     : public PassPipelineOptions<FusedPipelineOptions> {
   Option<int64_t> tileQ{*this, "tile-q",
                         llvm::cl::desc("Query rows per attention tile"),
-                        llvm::cl::init(64)};
+                        llvm::cl::init(kDefaultTileQ)};
   Option<int64_t> tileK{*this, "tile-k",
                         llvm::cl::desc("Key columns per attention tile"),
-                        llvm::cl::init(64)};
+                        llvm::cl::init(kDefaultTileK)};
   Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("Vector register width of the target in bits"),
-      llvm::cl::init(512)};
+      llvm::cl::init(kDefaultVectorBits)};
 };
 
 /// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the

@@ -167,9 +167,11 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
     ```
   }];
   let options = [
-    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+    Option<"tileQ", "tile-q", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultTileQ",
            "Query rows per tile (rounded up to a multiple of every factor)">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+    Option<"tileK", "tile-k", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultTileK",
            "Key columns per tile (rounded up to a multiple of every factor)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -180,25 +182,39 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
 }
 
 def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
-  let summary = "Tile and vectorise the matmuls for the CPU (transform-dialect recipe)";
+  let summary = "Tile and vectorise structured ops for the CPU (transform-dialect recipe library)";
   let description = [{
-    Applies the CPU code-generation recipe of shared/TOOLCHAIN.md, written as
-    a transform-dialect script (CpuCodegen.cpp), to the `linalg.matmul` ops
-    on memrefs (after bufferization) whose shapes it covers without
-    remainders: an `scf.forall` over 64-row blocks (threads), cache tiles
-    [0, 512, 256] with the K loop outside N, a register tile of 8 rows x 2
-    vectors (16 accumulators; 8 x 32 f32 with AVX-512) or 4 rows x 2 vectors
-    with narrower registers, visited column panel by column panel, K step
-    4, vectorisation, the outer-product contraction lowering and hoisting
-    of the accumulator across K where upstream hoisting applies. Matmuls
-    inside loops (attention tiles) get the register tiles only; their small
-    elementwise and row ops (up to any rank, when every operand is read
-    along the innermost loop) are vectorised one row at a time. Ops outside
-    the loop nests (downsampling, the hybrid head, packing, normalisation)
-    are split across threads along their first parallel loop of at least 64
-    iterations; the elementwise ones among them (generics and fills whose
-    rows are contiguous in every operand) are vectorised row by row, the
-    others (convolutions, transposes, copies) keep their scalar bodies.
+    Applies the CPU code-generation recipe of shared/TOOLCHAIN.md to the
+    structured ops on memrefs (after bufferization) whose static f32 shapes
+    it covers without remainders. The recipe is checked-in transform IR,
+    `passes/recipes/cpu-codegen.mlir` (embedded at build time; diagnostics
+    name `cpu-codegen.mlir:LINE`): one named sequence per class of op, tile
+    sizes as `!transform.param<i64>` arguments. The pass sorts the ops into
+    classes, takes their tile sizes from the per-target table of
+    `passes/CpuTuning.h` for the vector width, and runs a small driver that
+    includes each class's sequence for each of its ops:
+
+    - `@hkt_gemm`, a whole `linalg.matmul`: an `scf.forall` over 64-row
+      blocks (threads), cache tiles [N 512, K 256] with the K loop outside
+      N, a register tile of 8 rows x 2 vectors (16 accumulators; 8 x 32 f32
+      with AVX-512) or 4 rows x 2 vectors with narrower registers, visited
+      column panel by column panel, K step 4, vectorised;
+    - `@hkt_tile_gemm`, a matmul inside a loop nest (attention tiles):
+      register tiles only;
+    - `@hkt_rows_<rank>d`, the small elementwise and row ops of the tiles
+      (up to any rank the library has, when every operand is read along
+      the innermost loop): one row at a time; `@hkt_whole`, 1-D ops;
+    - `@hkt_split`, ops outside the loop nests (downsampling, the hybrid
+      head, packing, normalisation): split across threads along their first
+      parallel loop of at least 64 iterations; the elementwise ones among
+      them (generics and fills whose rows are contiguous in every operand)
+      are then vectorised row by row, the others (convolutions, transposes,
+      copies) keep their scalar bodies;
+    - `@hkt_lower_vectors` on every function: the outer-product contraction
+      lowering, hoisting of the accumulator across K where upstream hoisting
+      applies, transfers lowered to 1-D.
+
+    Then exp becomes a polynomial and vector add reductions are reassociated.
 
     Before:
 
@@ -222,9 +238,11 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+    Option<"vectorBits", "vector-bits", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultVectorBits",
            "Width of the target's vector registers in bits (512 for AVX-512, "
-           "256 for AVX2); sets the register tile (16 or 8 accumulators)">,
+           "256 for AVX2); selects the entry of the tuning table "
+           "(passes/CpuTuning.h)">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::scf::SCFDialect",

@@ -145,12 +145,12 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
 void mlir::hkt::registerHktPassesAndPipelines() {
   registerHktPasses();
   PassPipelineRegistration<>(
-      "hkt-cpu-reference-pipeline",
+      kReferencePipelineArg,
       "Lower hkt to the LLVM dialect through the reference path "
       "(materialised scores, linalg loops)",
       [](OpPassManager &pm) { buildHktCpuReferencePipeline(pm); });
   PassPipelineRegistration<FusedPipelineOptions>(
-      "hkt-cpu-fused-pipeline",
+      kFusedPipelineArg,
       "Lower hkt to the LLVM dialect through the fused path (online "
       "attention over tiles, never a T x T matrix)",
       [](OpPassManager &pm, const FusedPipelineOptions &options) {

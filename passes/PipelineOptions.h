@@ -1,0 +1,43 @@
+//===- PipelineOptions.h - names and defaults of the hkt pipelines -*- C++ -*-===//
+//
+// The names of the CPU pipelines and the defaults of their options, defined
+// once: passes/Passes.td (option defaults), passes/Pipelines.cpp
+// (registration), compiler/ and tools/hkt-compile (--pipeline, --tile-q,
+// --tile-k) all use these. No MLIR headers: the compiler driver includes it
+// too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_PASSES_PIPELINEOPTIONS_H
+#define HKT_PASSES_PIPELINEOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace mlir::hkt {
+
+/// `hkt-compile --pipeline` values.
+inline constexpr llvm::StringLiteral kFusedPipeline = "fused";
+inline constexpr llvm::StringLiteral kReferencePipeline = "reference";
+
+/// The registered pipelines (`hkt-opt --hkt-cpu-fused-pipeline`).
+inline constexpr llvm::StringLiteral kFusedPipelineArg =
+    "hkt-cpu-fused-pipeline";
+inline constexpr llvm::StringLiteral kReferencePipelineArg =
+    "hkt-cpu-reference-pipeline";
+
+/// Attention tile sizes of the fused path (hkt-lower-online-attention's
+/// tile-q / tile-k, hkt-compile --tile-q / --tile-k): 64 x 64 score tiles
+/// keep a tile's scores, P and the 64 x d accumulator in L1/L2 and gave the
+/// benchmark table of docs/performance.md.
+inline constexpr int64_t kDefaultTileQ = 64;
+inline constexpr int64_t kDefaultTileK = 64;
+
+/// Vector register width assumed when none is given (hkt-cpu-codegen's
+/// vector-bits); hkt-compile passes the target's own width.
+inline constexpr int64_t kDefaultVectorBits = 512;
+
+} // namespace mlir::hkt
+
+#endif // HKT_PASSES_PIPELINEOPTIONS_H

@@ -1,0 +1,164 @@
+// The CPU code-generation recipe of hkt-cpu-codegen (passes/CpuCodegen.cpp):
+// shared/TOOLCHAIN.md's matmul recipe, retuned on this project's machines,
+// as a library of transform-dialect named sequences.
+//
+// One sequence per class of op; each takes a handle to ONE payload op (the
+// pass iterates over the ops of a class with transform.foreach) and its tile
+// sizes as !transform.param<i64> arguments. The numbers come from the
+// per-target table in passes/CpuTuning.cpp; nothing here is tuned. Tile
+// sizes divide the op's shape exactly (the pass checks), so every tile is
+// static and vectorises. After the ops, @hkt_lower_vectors runs once on every
+// function.
+//
+// The file is embedded into the compiler at build time (passes/CMakeLists.txt)
+// and parsed under the name cpu-codegen.mlir, so a mistake here is reported
+// at its line. Its lit test, test/Passes/hkt-cpu-codegen-recipe.mlir, runs
+// each sequence through `hkt-opt --transform-preload-library
+// --transform-interpreter`.
+//
+// Row-wise sequences come in one variant per rank (@hkt_rows_2d ...): the
+// transform dialect of MLIR 22 has no rank-generic form of tile_using_for
+// (its tile-size list has a fixed length; only tile_using_forall takes a
+// packed list, and scf.forall -> scf.for needs the loop count again).
+
+module attributes {transform.with_named_sequence} {
+
+  // A whole matmul (a projection, outside any loop nest): an scf.forall over
+  // blocks of `rows` rows (threads), cache tiles [N cacheN, K cacheK] with
+  // the K loop outside N, then register tiles regM x regN with K steps of
+  // regK, visited column panel by column panel (the K x regN panel of the
+  // right operand stays in L1 across the rows); vectorised.
+  transform.named_sequence @hkt_gemm(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly}) {
+    %block, %forall = transform.structured.tile_using_forall %mm
+        tile_sizes [%rows, 0, 0]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    %cache, %loopK, %loopN = transform.structured.tile_using_for %block
+        tile_sizes [0, %cacheN, %cacheK] interchange = [0, 2, 1]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %reg, %regLoops:3 = transform.structured.tile_using_for %cache
+        tile_sizes [%regM, %regN, %regK] interchange = [1, 0, 2]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg : !transform.any_op
+    transform.yield
+  }
+
+  // A matmul inside a loop nest (an attention tile): register tiles only,
+  // vectorised.
+  transform.named_sequence @hkt_tile_gemm(
+      %mm: !transform.any_op {transform.consumed},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly}) {
+    %reg, %loops:3 = transform.structured.tile_using_for %mm
+        tile_sizes [%regM, %regN, %regK]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg : !transform.any_op
+    transform.yield
+  }
+
+  // A 1-D op (a row of a tile): vectorised as it is.
+  transform.named_sequence @hkt_whole(
+      %op: !transform.any_op {transform.consumed}) {
+    transform.structured.vectorize %op : !transform.any_op
+    transform.yield
+  }
+
+  // An op whose every operand is read and written along its innermost loop
+  // (elementwise ops, row reductions, fills): every outer loop tiled by 1,
+  // the innermost by `inner` (0: the whole row), each piece vectorised.
+  transform.named_sequence @hkt_rows_2d(
+      %op: !transform.any_op {transform.consumed},
+      %inner: !transform.param<i64> {transform.readonly}) {
+    %row, %loops:2 = transform.structured.tile_using_for %op
+        tile_sizes [1, %inner]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @hkt_rows_3d(
+      %op: !transform.any_op {transform.consumed},
+      %inner: !transform.param<i64> {transform.readonly}) {
+    %row, %loops:3 = transform.structured.tile_using_for %op
+        tile_sizes [1, 1, %inner]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @hkt_rows_4d(
+      %op: !transform.any_op {transform.consumed},
+      %inner: !transform.param<i64> {transform.readonly}) {
+    %row, %loops:4 = transform.structured.tile_using_for %op
+        tile_sizes [1, 1, 1, %inner]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield
+  }
+
+  // An op outside the loop nests (downsampling, the hybrid head, packing,
+  // normalisation, fills): split across threads by an scf.forall with the
+  // packed tile sizes `threads` (one per loop, one of them non-zero).
+  // Returns the op of one thread, for @hkt_rows_* when its rows are
+  // contiguous.
+  transform.named_sequence @hkt_split(
+      %op: !transform.any_op {transform.consumed},
+      %threads: !transform.param<i64> {transform.readonly})
+      -> !transform.any_op {
+    %part, %forall = transform.structured.tile_using_forall %op
+        tile_sizes *(%threads)
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    transform.yield %part : !transform.any_op
+  }
+
+  // Once every op is vectorised, on every function: contractions recovered
+  // from vectorize's broadcasts + multi_reduction, alias ops folded (without
+  // this, hoisting silently does nothing on transfers through subviews),
+  // the matmul accumulators hoisted out of their K loops where upstream
+  // allows it, then contractions lowered to outer products (the "dot"
+  // strategy gives horizontal reductions and spills) and transfers to 1-D.
+  transform.named_sequence @hkt_lower_vectors(
+      %funcs: !transform.any_op {transform.consumed}) {
+    transform.apply_patterns to %funcs {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %funcs : !transform.any_op
+    %hoisted = transform.structured.hoist_redundant_vector_transfers %funcs
+        : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %hoisted {
+      transform.apply_patterns.vector.lower_contraction
+          lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_multi_reduction
+          lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}
