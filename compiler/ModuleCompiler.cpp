@@ -260,9 +260,11 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                                             const CompileOptions &options,
                                             StringRef outDir) {
   Location loc = module.getLoc();
-  if (options.pipeline != "reference" && options.pipeline != "fused")
+  if (options.pipeline != kReferencePipeline &&
+      options.pipeline != kFusedPipeline)
     return emitError(loc) << "unknown pipeline '" << options.pipeline
-                          << "' (available: fused, reference)";
+                          << "' (available: " << kFusedPipeline << ", "
+                          << kReferencePipeline << ")";
   if (options.tileQ < 0 || options.tileK < 0)
     return emitError(loc) << "tile sizes must be >= 1";
 
@@ -282,7 +284,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return failure();
 
   PassManager pm(module.getContext());
-  if (options.pipeline == "fused") {
+  if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
     auto has = [&](StringRef f) {
       return llvm::is_contained(target->features, f);

@@ -8,6 +8,8 @@
 #ifndef HKT_COMPILER_MODULECOMPILER_H
 #define HKT_COMPILER_MODULECOMPILER_H
 
+#include "passes/PipelineOptions.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -25,7 +27,7 @@ struct CompileOptions {
   std::string cpu = "native";
   /// A registered pipeline name without the `hkt-cpu-` prefix and
   /// `-pipeline` suffix: "fused" (the default) or "reference".
-  std::string pipeline = "fused";
+  std::string pipeline = kFusedPipeline.str();
   /// Attention tile sizes of the fused pipeline (hkt-lower-online-attention's
   /// tile-q / tile-k); 0 keeps the pass defaults.
   int64_t tileQ = 0, tileK = 0;

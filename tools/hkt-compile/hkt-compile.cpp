@@ -48,16 +48,18 @@ static cl::opt<std::string> pipeline(
     "pipeline",
     cl::desc("Lowering pipeline: 'fused' (online attention over tiles, the "
              "default) or 'reference' (materialised scores)"),
-    cl::init("fused"), cl::cat(category));
+    cl::init(hkt::kFusedPipeline.str()), cl::cat(category));
 
-static cl::opt<int64_t> tileQ(
-    "tile-q",
-    cl::desc("Fused pipeline: query rows per attention tile (default 64)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> tileK(
-    "tile-k",
-    cl::desc("Fused pipeline: key columns per attention tile (default 64)"),
-    cl::init(0), cl::cat(category));
+static const std::string tileQHelp =
+    "Fused pipeline: query rows per attention tile (default " +
+    std::to_string(hkt::kDefaultTileQ) + ")";
+static cl::opt<int64_t> tileQ("tile-q", cl::desc(tileQHelp), cl::init(0),
+                              cl::cat(category));
+static const std::string tileKHelp =
+    "Fused pipeline: key columns per attention tile (default " +
+    std::to_string(hkt::kDefaultTileK) + ")";
+static cl::opt<int64_t> tileK("tile-k", cl::desc(tileKHelp), cl::init(0),
+                              cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hkt-compile: error: " << message << "\n";
@@ -121,7 +123,7 @@ int main(int argc, char **argv) {
   if (tileK.getNumOccurrences() && tileK < 1)
     return fail("--tile-k must be >= 1");
   if ((tileQ.getNumOccurrences() || tileK.getNumOccurrences()) &&
-      pipeline != "fused")
+      pipeline.getValue() != hkt::kFusedPipeline)
     return fail("--tile-q and --tile-k apply to the fused pipeline only");
   options.tileQ = tileQ;
   options.tileK = tileK;
