@@ -287,8 +287,11 @@ struct HktCpuCodegenPass
     OwningOpRef<ModuleOp> library = parseSourceString<ModuleOp>(
         kRecipe, ParserConfig(&getContext()), kRecipeName);
     if (!library) {
-      module.emitError() << "internal error: the codegen recipe library "
-                         << kRecipeName << " does not parse";
+      // The parser has reported where (cpu-codegen.mlir:LINE:COL); no dump
+      // of the payload with this one.
+      emitError(module.getLoc())
+          << "internal error: the codegen recipe library " << kRecipeName
+          << " does not parse";
       return signalPassFailure();
     }
 
@@ -320,7 +323,8 @@ struct HktCpuCodegenPass
       }
       buildDriver(*library, kinds);
       if (failed(verify(*library))) {
-        module.emitError("internal error: the codegen driver does not verify");
+        emitError(module.getLoc(),
+                  "internal error: the codegen driver does not verify");
         return signalPassFailure();
       }
       auto entry = cast<transform::TransformOpInterface>(
