@@ -31,6 +31,12 @@ def HKT_Dialect : Dialect {
     columns `[h*d, (h+1)*d)` of the last dimension; scores are `B x H x Tq x Tk`.
   }];
   let cppNamespace = "::mlir::hkt";
+  // Function argument and result attributes that describe an entry of a
+  // compiled module (hkt.name, hkt.default, hkt.range, hkt.role, hkt.bounds,
+  // hkt.dims on arguments; hkt.name, hkt.inout on results; names in
+  // runtime/ModuleFormat.h, meaning in docs/module-format.md).
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 #endif // HKT_DIALECT_HKTDIALECT_TD

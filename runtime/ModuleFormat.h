@@ -1,0 +1,128 @@
+//===- ModuleFormat.h - Names of the compiled-module format -----*- C++ -*-===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every name and constant that the compiler writes and the runtime reads
+// (docs/module-format.md): file names, the manifest's keys and values, the
+// entry symbol prefix, and the function argument/result attributes of the IR
+// from which the compiler takes them. Defined once, here, so the two sides
+// cannot drift apart.
+//
+// Plain C++17, no MLIR or LLVM headers: the runtime includes it, and so do
+// the compiler and the hkt dialect's attribute verifier.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_RUNTIME_MODULEFORMAT_H
+#define HKT_RUNTIME_MODULEFORMAT_H
+
+#include <cstdint>
+
+namespace hkt::format {
+
+/// The manifest's "format" value.
+inline constexpr const char *kFormatName = "hkt-module";
+/// The manifest format version this compiler writes and this runtime reads.
+/// Version 2 added target kinds, argument roles (in-out arguments) and
+/// dynamic dimensions; a version 1 module must be recompiled.
+inline constexpr int64_t kVersion = 2;
+
+/// Files of a module directory.
+inline constexpr const char *kManifestFile = "manifest.json";
+inline constexpr const char *kLibraryFile = "module.so";
+
+/// Each entry `f` is exported as `void <prefix>f(void **args)`.
+inline constexpr const char *kPackedSymbolPrefix = "_hkt_packed_";
+
+/// A dynamic dimension in a manifest "shape".
+inline constexpr int64_t kDynamicDim = -1;
+
+/// Buffers the runtime passes are aligned to this many bytes.
+inline constexpr int64_t kBufferAlignment = 64;
+
+/// Keys of manifest.json.
+namespace key {
+inline constexpr const char *kFormat = "format";
+inline constexpr const char *kVersion = "version";
+inline constexpr const char *kLibrary = "library";
+inline constexpr const char *kTarget = "target";
+inline constexpr const char *kEntries = "entries";
+// target
+inline constexpr const char *kKind = "kind";
+inline constexpr const char *kTriple = "triple";
+inline constexpr const char *kCpu = "cpu";
+inline constexpr const char *kFeatures = "features";
+inline constexpr const char *kArch = "arch";
+// entries[i]
+inline constexpr const char *kName = "name";
+inline constexpr const char *kSymbol = "symbol";
+inline constexpr const char *kArgs = "args";
+inline constexpr const char *kResults = "results";
+// args[i] / results[i]
+inline constexpr const char *kRole = "role";
+inline constexpr const char *kDType = "dtype";
+inline constexpr const char *kShape = "shape";
+inline constexpr const char *kDims = "dims";
+inline constexpr const char *kDefault = "default";
+inline constexpr const char *kRange = "range";
+// dims[i] of a dynamic dimension
+inline constexpr const char *kDimSymbol = "symbol";
+inline constexpr const char *kDimMax = "max";
+} // namespace key
+
+/// Values of target.kind.
+namespace target_kind {
+/// Host code only: target.triple / cpu / features.
+inline constexpr const char *kCpu = "cpu";
+/// Host code (triple / cpu / features) that launches GPU kernels compiled for
+/// target.arch ("sm_90"); written by the NVVM path.
+inline constexpr const char *kCuda = "cuda";
+} // namespace target_kind
+
+/// Values of an argument's or result's "role".
+namespace role {
+/// Read-only data of one call (activations, lengths).
+inline constexpr const char *kInput = "input";
+/// Read-only model state (weights); bound by name from checkpoints.
+inline constexpr const char *kParameter = "parameter";
+/// A result: written by the call into a buffer the caller owns.
+inline constexpr const char *kOutput = "output";
+/// An argument the call reads and then overwrites with its new value.
+inline constexpr const char *kInOut = "inout";
+} // namespace role
+
+/// Values of "dtype".
+namespace dtype {
+inline constexpr const char *kF32 = "f32";
+inline constexpr const char *kF64 = "f64";
+inline constexpr const char *kI32 = "i32";
+inline constexpr const char *kI64 = "i64";
+} // namespace dtype
+
+/// Function argument and result attributes of the IR that the compiler turns
+/// into the manifest (verified by the hkt dialect, dialect/HKTDialect.cpp).
+namespace attr {
+/// Argument or result: its manifest name (a string).
+inline constexpr const char *kName = "hkt.name";
+/// Argument: the value an unbound argument is filled with (a scalar).
+inline constexpr const char *kDefault = "hkt.default";
+/// Argument of integer type: allowed values, array<i64: lo, hi>.
+inline constexpr const char *kRange = "hkt.range";
+/// Argument: "input" (the default), "parameter" or "inout".
+inline constexpr const char *kRole = "hkt.role";
+/// Result: the index of the "inout" argument whose new value it is.
+inline constexpr const char *kInOut = "hkt.inout";
+/// Argument with dynamic dimensions: the largest size of every dimension,
+/// array<i64: ...> (static dimensions give their size).
+inline constexpr const char *kBounds = "hkt.bounds";
+/// Argument with dynamic dimensions: one string per dimension, the symbol of
+/// each dynamic one ("" for static ones); arguments sharing a symbol have
+/// the same size there at run time.
+inline constexpr const char *kDims = "hkt.dims";
+} // namespace attr
+
+} // namespace hkt::format
+
+#endif // HKT_RUNTIME_MODULEFORMAT_H
