@@ -3,6 +3,7 @@
 #include "compiler/LayerConfig.h"
 #include "compiler/ModuleCompiler.h"
 #include "dialect/HKTOps.h"
+#include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -122,13 +123,19 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
   Type yType = args.front().second;
   auto fn = func::FuncOp::create(b, loc, "layer",
                                  b.getFunctionType(argTypes, {yType}));
-  for (auto [i, arg] : llvm::enumerate(args))
-    fn.setArgAttr(i, kNameAttr, b.getStringAttr(arg.first));
+  namespace attr = ::hkt::format::attr;
+  // The weights are parameters; x and lengths are inputs (the default role).
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    fn.setArgAttr(i, attr::kName, b.getStringAttr(arg.first));
+    if (arg.first != "x" && arg.first != "lengths")
+      fn.setArgAttr(i, attr::kRole,
+                    b.getStringAttr(::hkt::format::role::kParameter));
+  }
   unsigned lengthsIndex = args.size() - 1;
-  fn.setArgAttr(lengthsIndex, kDefaultAttr, b.getI32IntegerAttr(c.seqLen));
-  fn.setArgAttr(lengthsIndex, kRangeAttr,
+  fn.setArgAttr(lengthsIndex, attr::kDefault, b.getI32IntegerAttr(c.seqLen));
+  fn.setArgAttr(lengthsIndex, attr::kRange,
                 b.getDenseI64ArrayAttr({1, c.seqLen}));
-  fn.setResultAttr(0, kNameAttr, b.getStringAttr("y"));
+  fn.setResultAttr(0, attr::kName, b.getStringAttr("y"));
 
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);

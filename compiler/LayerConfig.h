@@ -28,8 +28,8 @@ llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json);
 
 /// Builds `func.func @layer` taking `x`, the layer's parameters under SPEC's
 /// names (wq, wk, wv, wo, down_w, down_b, theta, conv_u, gamma: those that
-/// exist for the config) and `lengths` (default T, range [1, T]), returning
-/// `y`, as one hkt.attention op.
+/// exist for the config; role "parameter") and `lengths` (default T, range
+/// [1, T]), returning `y`, as one hkt.attention op.
 /// `loc` is where the config came from (diagnostics point there).
 OwningOpRef<ModuleOp> buildLayerModule(MLIRContext &context,
                                        const LayerConfig &config, Location loc);

@@ -3,11 +3,17 @@
 #include "compiler/ModuleCompiler.h"
 #include "compiler/Target.h"
 #include "passes/Passes.h"
+#include "runtime/ModuleFormat.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -27,78 +33,200 @@ using namespace mlir;
 using namespace mlir::hkt;
 
 namespace {
+namespace fmt = ::hkt::format;
+
+/// A dynamic dimension of an argument: its symbol and bound.
+struct DynamicDim {
+  std::string symbol;
+  int64_t max;
+};
+
 /// One argument or result of an entry, as the manifest describes it.
 struct TensorSpec {
   std::string name;
+  std::string role;
   std::string dtype;
+  /// fmt::kDynamicDim for a dynamic dimension.
   SmallVector<int64_t> shape;
+  /// Empty when the shape is static, else one per dimension.
+  SmallVector<std::optional<DynamicDim>> dims;
   std::optional<llvm::json::Value> defaultValue;
   std::optional<std::pair<int64_t, int64_t>> range;
 };
 
 struct EntrySpec {
   std::string name;
+  /// Every argument, in-out ones included; the results that stay results
+  /// (in-out results are the new values of their arguments, not listed).
   std::vector<TensorSpec> args, results;
+  /// For each result of the function, the in-out argument it updates.
+  SmallVector<std::optional<unsigned>> resultInOut;
 };
 
 std::optional<std::string> dtypeName(Type type) {
   if (type.isF32())
-    return "f32";
+    return fmt::dtype::kF32;
   if (type.isF64())
-    return "f64";
+    return fmt::dtype::kF64;
   if (type.isSignlessInteger(32))
-    return "i32";
+    return fmt::dtype::kI32;
   if (type.isSignlessInteger(64))
-    return "i64";
+    return fmt::dtype::kI64;
   return std::nullopt;
 }
 
-/// Reads a public function's signature into the manifest's terms; entries
-/// take and return ranked tensors of static shape (dynamic sequence lengths
-/// will be an addition to this, written as -1).
+/// Reads one argument or result of a public function into the manifest's
+/// terms. The hkt.* attributes have been checked by the hkt dialect's
+/// verifier (dialect/HKTDialect.cpp); what is checked here is what an entry
+/// needs beyond them.
 FailureOr<TensorSpec> describe(func::FuncOp fn, Type type, DictionaryAttr attrs,
-                               StringRef kind, unsigned index) {
+                               bool isArg, unsigned index) {
+  StringRef kind = isArg ? "argument" : "result";
+  auto emit = [&]() {
+    return fn.emitError() << "entry '" << fn.getSymName() << "': ";
+  };
   TensorSpec spec;
   auto tensor = dyn_cast<RankedTensorType>(type);
   std::optional<std::string> dtype =
       tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
-  if (!tensor || !tensor.hasStaticShape() || !dtype)
-    return fn.emitError() << "entry '" << fn.getSymName() << "': " << kind
-                          << " #" << index << " has type " << type
-                          << "; entries take and return ranked tensors of "
-                             "static shape with f32, f64, i32 or i64 elements",
+  if (!tensor || !dtype)
+    return emit() << kind << " #" << index << " has type " << type
+                  << "; entries take and return ranked tensors of static "
+                     "shape with f32, f64, i32 or i64 elements (arguments "
+                     "may have dynamic dimensions bounded by '"
+                  << fmt::attr::kBounds << "')",
            failure();
   spec.dtype = *dtype;
   spec.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-  spec.name = (Twine(kind == "argument" ? "arg" : "result") + Twine(index)).str();
-  if (!attrs)
-    return spec;
-  if (auto name = attrs.getAs<StringAttr>(kNameAttr))
-    spec.name = name.getValue().str();
-  if (Attribute def = attrs.get(kDefaultAttr)) {
-    if (auto i = dyn_cast<IntegerAttr>(def))
-      spec.defaultValue = llvm::json::Value(i.getInt());
-    else if (auto f = dyn_cast<FloatAttr>(def))
-      spec.defaultValue = llvm::json::Value(f.getValueAsDouble());
-    else
-      return fn.emitError() << "entry '" << fn.getSymName() << "': "
-                            << kDefaultAttr << " of " << kind << " '"
-                            << spec.name << "' must be an integer or float",
-             failure();
+  spec.name = (Twine(isArg ? "arg" : "result") + Twine(index)).str();
+  spec.role = isArg ? fmt::role::kInput : fmt::role::kOutput;
+  if (attrs) {
+    if (auto name = attrs.getAs<StringAttr>(fmt::attr::kName))
+      spec.name = name.getValue().str();
+    if (auto role = attrs.getAs<StringAttr>(fmt::attr::kRole))
+      spec.role = role.getValue().str();
+    if (Attribute def = attrs.get(fmt::attr::kDefault)) {
+      if (auto i = dyn_cast<IntegerAttr>(def))
+        spec.defaultValue = llvm::json::Value(i.getInt());
+      else if (auto f = dyn_cast<FloatAttr>(def))
+        spec.defaultValue = llvm::json::Value(f.getValueAsDouble());
+    }
+    if (auto range = attrs.getAs<DenseI64ArrayAttr>(fmt::attr::kRange))
+      spec.range = {range[0], range[1]};
   }
-  if (Attribute range = attrs.get(kRangeAttr)) {
-    auto bounds = dyn_cast<DenseI64ArrayAttr>(range);
-    if (!bounds || bounds.size() != 2 || bounds[0] > bounds[1] ||
-        !tensor.getElementType().isInteger())
-      return fn.emitError() << "entry '" << fn.getSymName() << "': "
-                            << kRangeAttr << " of " << kind << " '"
-                            << spec.name
-                            << "' must be array<i64: lo, hi> with lo <= hi "
-                               "on an integer tensor",
-             failure();
-    spec.range = {bounds[0], bounds[1]};
+  if (tensor.hasStaticShape())
+    return spec;
+
+  // Dynamic dimensions: the runtime checks each call's sizes against the
+  // bounds; the symbols say which dimensions are the same size.
+  if (!isArg)
+    return emit() << "result '" << spec.name << "' has type " << type
+                  << ": results with dynamic dimensions are not supported "
+                     "yet (the caller allocates results, and the pipelines "
+                     "turn only static ones into out-parameters)",
+           failure();
+  auto bounds =
+      attrs ? attrs.getAs<DenseI64ArrayAttr>(fmt::attr::kBounds) : nullptr;
+  if (!bounds)
+    return emit() << "argument '" << spec.name << "' has type " << type
+                  << ": give its dynamic dimensions a bound with '"
+                  << fmt::attr::kBounds << "'",
+           failure();
+  auto symbols = attrs.getAs<ArrayAttr>(fmt::attr::kDims);
+  for (auto [d, size] : llvm::enumerate(tensor.getShape())) {
+    if (!ShapedType::isDynamic(size)) {
+      spec.dims.push_back(std::nullopt);
+      continue;
+    }
+    spec.shape[d] = fmt::kDynamicDim;
+    std::string symbol =
+        symbols ? cast<StringAttr>(symbols[d]).getValue().str()
+                : (Twine(spec.name) + "." + Twine(d)).str();
+    spec.dims.push_back(DynamicDim{symbol, bounds[d]});
   }
   return spec;
+}
+
+/// Prepares the in-out arguments of `fn` for bufferization. Each in-out
+/// result's value is materialised in its argument's buffer, and the result
+/// returns that (so the op stays live until bufferization):
+///
+///   func.func @f(%p: tensor<4xf32> {hkt.role = "inout"}, %g: ...)
+///       -> (tensor<4xf32> {hkt.inout = 0 : i64}, ...) {
+///     ...
+///     return %new, ...
+///
+/// becomes
+///
+///   func.func @f(%p: tensor<4xf32> {bufferization.writable = true},
+///                %g: ... {bufferization.writable = false}) -> (...) {
+///     ...
+///     %0 = bufferization.materialize_in_destination %new in %p
+///     return %0, ...
+///
+/// One-shot bufferization then writes the new value into the caller's
+/// buffer: in place where it can, through a copy where it cannot, and it
+/// refuses IR that would need the old value after it is overwritten. Every
+/// other argument is marked read-only, so that no input is ever written.
+/// The in-out result itself becomes an out-parameter of the lowered
+/// function, to which the packed entry passes the argument's own buffer
+/// (addPackedEntries).
+LogicalResult prepareArguments(func::FuncOp fn, const EntrySpec &entry) {
+  MLIRContext *ctx = fn.getContext();
+  StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (isa<TensorType>(fn.getArgumentTypes()[i]))
+      fn.setArgAttr(i, writable,
+                    BoolAttr::get(ctx, entry.args[i].role == fmt::role::kInOut));
+  if (llvm::none_of(entry.resultInOut,
+                    [](std::optional<unsigned> a) { return a.has_value(); }))
+    return success();
+
+  IRRewriter rewriter(ctx);
+  SmallVector<func::ReturnOp> returns;
+  for (Block &block : fn.getBody())
+    if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator()))
+      returns.push_back(ret);
+  Block &entryBlock = fn.getBody().front();
+  for (func::ReturnOp ret : returns) {
+    // A returned in-out argument, other than as its own new value, is its
+    // old value: copy it on entry, before anything can overwrite it.
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand.get());
+      std::optional<unsigned> self = entry.resultInOut[operand.getOperandNumber()];
+      if (!arg || arg.getOwner() != &entryBlock ||
+          entry.args[arg.getArgNumber()].role != fmt::role::kInOut ||
+          self == arg.getArgNumber())
+        continue;
+      rewriter.setInsertionPointToStart(&entryBlock);
+      auto type = cast<RankedTensorType>(arg.getType());
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          sizes.push_back(tensor::DimOp::create(rewriter, arg.getLoc(), arg, d));
+      operand.set(bufferization::AllocTensorOp::create(
+          rewriter, arg.getLoc(), type, sizes, /*copy=*/arg));
+    }
+    rewriter.setInsertionPoint(ret);
+    for (auto [i, argIndex] : llvm::enumerate(entry.resultInOut)) {
+      if (!argIndex)
+        continue;
+      auto materialize = bufferization::MaterializeInDestinationOp::create(
+          rewriter, ret.getLoc(), ret.getOperand(i), fn.getArgument(*argIndex));
+      ret.setOperand(i, materialize.getResult());
+    }
+  }
+  // Let the computations of the new values write straight into the
+  // argument's buffer where they fill a tensor.empty (upstream empty-tensor
+  // elimination). Only an optimisation: one-shot bufferization stays correct
+  // without it.
+  bufferization::OneShotBufferizationOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.allowUnknownOps = true;
+  bufferization::OneShotAnalysisState state(fn, options);
+  if (succeeded(bufferization::analyzeOp(fn, state)))
+    (void)bufferization::eliminateEmptyTensors(rewriter, fn, state);
+  return success();
 }
 
 FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
@@ -108,17 +236,26 @@ FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
       continue;
     EntrySpec entry;
     entry.name = fn.getSymName().str();
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      auto inOut = fn.getResultAttrOfType<IntegerAttr>(i, fmt::attr::kInOut);
+      entry.resultInOut.push_back(
+          inOut ? std::optional<unsigned>(inOut.getInt()) : std::nullopt);
+    }
     llvm::StringSet<> seen;
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      FailureOr<TensorSpec> spec = describe(
-          fn, fn.getArgumentTypes()[i], fn.getArgAttrDict(i), "argument", i);
+      FailureOr<TensorSpec> spec =
+          describe(fn, fn.getArgumentTypes()[i], fn.getArgAttrDict(i),
+                   /*isArg=*/true, i);
       if (failed(spec))
         return failure();
       entry.args.push_back(*spec);
     }
     for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-      FailureOr<TensorSpec> spec = describe(
-          fn, fn.getResultTypes()[i], fn.getResultAttrDict(i), "result", i);
+      if (entry.resultInOut[i])
+        continue;
+      FailureOr<TensorSpec> spec =
+          describe(fn, fn.getResultTypes()[i], fn.getResultAttrDict(i),
+                   /*isArg=*/false, i);
       if (failed(spec))
         return failure();
       entry.results.push_back(*spec);
@@ -144,6 +281,8 @@ FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
       fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
     for (unsigned i = 0; i < fn.getNumResults(); ++i)
       fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
+    if (failed(prepareArguments(fn, entry)))
+      return failure();
     // The C interface (_mlir_ciface_<name>) is what the packed entry calls.
     fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(module.getContext()));
@@ -157,8 +296,14 @@ FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
 }
 
 /// Adds `void _hkt_packed_<name>(void **args)` for every entry: it unpacks
-/// one descriptor pointer per argument and result and calls the C
+/// one descriptor pointer per manifest argument and result and calls the C
 /// interface, so a runtime can call any entry without knowing its arity.
+/// The lowered function takes the function's results as trailing
+/// out-parameters; the one of an in-out result is given its argument's
+/// descriptor, so the final copy of the new value into it (if the pipeline
+/// left one) copies the buffer onto itself, which LLVM removes once the
+/// entry is inlined here. Everything but the packed entries is then
+/// internal to the module.
 LogicalResult addPackedEntries(llvm::Module &module,
                                ArrayRef<EntrySpec> entries, Location loc) {
   llvm::LLVMContext &ctx = module.getContext();
@@ -166,39 +311,71 @@ LogicalResult addPackedEntries(llvm::Module &module,
   for (const EntrySpec &entry : entries) {
     llvm::Function *target =
         module.getFunction("_mlir_ciface_" + entry.name);
-    size_t arity = entry.args.size() + entry.results.size();
-    if (!target || target->arg_size() != arity)
+    size_t numArgs = entry.args.size();
+    size_t arity = numArgs + entry.resultInOut.size();
+    // A pipeline that drops the in-out results after bufferization (they
+    // return their argument's buffer) leaves only the manifest's results.
+    bool inOutResultsDropped =
+        target && target->arg_size() == numArgs + entry.results.size();
+    if (!target ||
+        (target->arg_size() != arity && !inOutResultsDropped))
       return emitError(loc) << "internal error: the lowered entry '"
                             << entry.name << "' does not take " << arity
                             << " memref descriptors";
     auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
                                          /*isVarArg=*/false);
-    auto *packed = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                          "_hkt_packed_" + entry.name, module);
+    auto *packed = llvm::Function::Create(
+        type, llvm::Function::ExternalLinkage,
+        fmt::kPackedSymbolPrefix + entry.name, module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
+    auto load = [&](size_t slot) -> llvm::Value * {
+      return b.CreateLoad(
+          ptr, b.CreateConstGEP1_64(ptr, packed->getArg(0), slot));
+    };
     SmallVector<llvm::Value *> callArgs;
-    for (size_t i = 0; i < arity; ++i) {
-      llvm::Value *slot = b.CreateConstGEP1_64(ptr, packed->getArg(0), i);
-      callArgs.push_back(b.CreateLoad(ptr, slot));
+    for (size_t i = 0; i < numArgs; ++i)
+      callArgs.push_back(load(i));
+    size_t nextResult = numArgs;
+    for (std::optional<unsigned> argIndex : entry.resultInOut) {
+      if (!argIndex)
+        callArgs.push_back(load(nextResult++));
+      else if (!inOutResultsDropped)
+        callArgs.push_back(callArgs[*argIndex]);
     }
     b.CreateCall(target, callArgs);
     b.CreateRetVoid();
   }
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() &&
+        !f.getName().starts_with(fmt::kPackedSymbolPrefix))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
   return success();
 }
 
 llvm::json::Value manifestJson(const CpuTarget &target,
                                ArrayRef<EntrySpec> entries) {
+  namespace key = fmt::key;
   auto tensors = [](ArrayRef<TensorSpec> specs) {
     llvm::json::Array out;
     for (const TensorSpec &spec : specs) {
-      llvm::json::Object obj{{"name", spec.name},
-                             {"dtype", spec.dtype},
-                             {"shape", llvm::json::Array(spec.shape)}};
+      llvm::json::Object obj{{key::kName, spec.name},
+                             {key::kRole, spec.role},
+                             {key::kDType, spec.dtype},
+                             {key::kShape, llvm::json::Array(spec.shape)}};
+      if (!spec.dims.empty()) {
+        llvm::json::Array dims;
+        for (const std::optional<DynamicDim> &d : spec.dims)
+          dims.push_back(d ? llvm::json::Value(llvm::json::Object{
+                                 {key::kDimSymbol, d->symbol},
+                                 {key::kDimMax, d->max}})
+                           : llvm::json::Value(nullptr));
+        obj[key::kDims] = std::move(dims);
+      }
       if (spec.defaultValue)
-        obj["default"] = *spec.defaultValue;
+        obj[key::kDefault] = *spec.defaultValue;
       if (spec.range)
-        obj["range"] = llvm::json::Array{spec.range->first, spec.range->second};
+        obj[key::kRange] =
+            llvm::json::Array{spec.range->first, spec.range->second};
       out.push_back(std::move(obj));
     }
     return out;
@@ -206,19 +383,20 @@ llvm::json::Value manifestJson(const CpuTarget &target,
   llvm::json::Array entryArray;
   for (const EntrySpec &entry : entries)
     entryArray.push_back(llvm::json::Object{
-        {"name", entry.name},
-        {"symbol", "_hkt_packed_" + entry.name},
-        {"args", tensors(entry.args)},
-        {"results", tensors(entry.results)}});
+        {key::kName, entry.name},
+        {key::kSymbol, fmt::kPackedSymbolPrefix + entry.name},
+        {key::kArgs, tensors(entry.args)},
+        {key::kResults, tensors(entry.results)}});
   return llvm::json::Object{
-      {"format", "hkt-module"},
-      {"version", 1},
-      {"library", "module.so"},
-      {"target", llvm::json::Object{{"triple", target.triple},
-                                    {"cpu", target.cpu},
-                                    {"features", llvm::json::Array(
-                                                     target.features)}}},
-      {"entries", std::move(entryArray)}};
+      {key::kFormat, fmt::kFormatName},
+      {key::kVersion, fmt::kVersion},
+      {key::kLibrary, fmt::kLibraryFile},
+      {key::kTarget,
+       llvm::json::Object{{key::kKind, fmt::target_kind::kCpu},
+                          {key::kTriple, target.triple},
+                          {key::kCpu, target.cpu},
+                          {key::kFeatures, llvm::json::Array(target.features)}}},
+      {key::kEntries, std::move(entryArray)}};
 }
 
 /// Removes a temporary directory when the compile fails half way.
@@ -274,7 +452,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
 
   // Refuse to clobber something that is not a compiled module.
   if (llvm::sys::fs::exists(outDir) &&
-      !llvm::sys::fs::exists(outDir + "/manifest.json"))
+      !llvm::sys::fs::exists(outDir + "/" + fmt::kManifestFile))
     return emitError(loc) << "refusing to replace '" << outDir
                           << "': it exists and is not a compiled hkt module "
                              "(no manifest.json)";
@@ -341,14 +519,14 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     codegen.run(*llvmModule);
   }
   bool openmp = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
-  if (failed(linkSharedObject(loc, objectPath, (tmpDir + "/module.so").str(),
+  if (failed(linkSharedObject(loc, objectPath, (tmpDir + "/" + fmt::kLibraryFile).str(),
                               openmp)))
     return failure();
   llvm::sys::fs::remove(objectPath);
 
   {
     std::error_code ec;
-    llvm::raw_fd_ostream os((tmpDir + "/manifest.json").str(), ec);
+    llvm::raw_fd_ostream os((tmpDir + "/" + fmt::kManifestFile).str(), ec);
     if (ec)
       return emitError(loc) << "cannot write the manifest: " << ec.message();
     os << llvm::formatv("{0:2}", manifestJson(*target, *entries)) << "\n";

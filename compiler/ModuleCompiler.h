@@ -2,6 +2,8 @@
 //
 // Ahead-of-time compilation of every public function of an MLIR module into
 // the directory format of docs/module-format.md (module.so + manifest.json).
+// The function argument and result attributes the manifest is made from
+// (hkt.name, hkt.role, hkt.inout, ...) are named in runtime/ModuleFormat.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +18,6 @@
 #include <string>
 
 namespace mlir::hkt {
-
-/// Argument attributes that the manifest carries (docs/module-format.md).
-constexpr llvm::StringLiteral kNameAttr = "hkt.name";
-constexpr llvm::StringLiteral kDefaultAttr = "hkt.default";
-constexpr llvm::StringLiteral kRangeAttr = "hkt.range";
 
 struct CompileOptions {
   /// "native" (this machine) or an LLVM CPU name such as "x86-64".

@@ -33,28 +33,30 @@ std::string describeIndex(const std::vector<int64_t> &shape, int64_t flat) {
   return " at index " + formatShape(index);
 }
 
-Status checkTensors(const EntrySpec &spec,
-                    const std::vector<const Tensor *> &tensors, bool areArgs) {
-  const std::vector<TensorSpec> &specs = areArgs ? spec.args : spec.results;
-  const char *kind = areArgs ? "input" : "result";
-  if (tensors.size() != specs.size())
-    return Status::error(concat("entry '", spec.name, "' takes ", specs.size(),
-                                " ", kind, specs.size() == 1 ? "" : "s",
-                                ", got ", tensors.size()));
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const TensorSpec &s = specs[i];
+/// Binds the dynamic dimensions of the arguments (in order: the first
+/// argument with a symbol gives its size) and checks every argument's dtype,
+/// shape and range.
+Status checkArgs(const EntrySpec &spec,
+                 const std::vector<const Tensor *> &tensors, DimSizes &sizes) {
+  if (tensors.size() != spec.args.size())
+    return Status::error(concat("entry '", spec.name, "' takes ",
+                                spec.args.size(), " input",
+                                spec.args.size() == 1 ? "" : "s", ", got ",
+                                tensors.size()));
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const TensorSpec &s = spec.args[i];
     const Tensor *t = tensors[i];
-    std::string who =
-        concat("entry '", spec.name, "': ", kind, " '", s.name, "'");
+    std::string who = concat("entry '", spec.name, "': ",
+                             s.isInOut() ? "in-out argument" : "input", " '",
+                             s.name, "'");
     if (!t)
       return Status::error(who + " is missing (null)");
     if (t->dtype() != s.dtype)
       return Status::error(concat(who, " has dtype ", dtypeName(t->dtype()),
                                   ", expected ", dtypeName(s.dtype)));
-    if (t->shape() != s.shape)
-      return Status::error(concat(who, " has shape ", formatShape(t->shape()),
-                                  ", expected ", formatShape(s.shape)));
-    if (!areArgs || !s.range)
+    if (Status st = s.matchShape(t->shape(), sizes, who); !st.ok())
+      return st;
+    if (!s.range)
       continue;
     auto [lo, hi] = *s.range;
     for (int64_t e = 0, n = t->numElements(); e < n; ++e) {
@@ -65,6 +67,69 @@ Status checkTensors(const EntrySpec &spec,
                    ", outside its range [", lo, ", ", hi, "]"));
     }
   }
+  return Status::success();
+}
+
+/// Checks the results against the shapes the arguments' sizes give them.
+Status checkResults(const EntrySpec &spec,
+                    const std::vector<const Tensor *> &tensors,
+                    const DimSizes &sizes) {
+  if (tensors.size() != spec.results.size())
+    return Status::error(concat("entry '", spec.name, "' takes ",
+                                spec.results.size(), " result",
+                                spec.results.size() == 1 ? "" : "s", ", got ",
+                                tensors.size()));
+  for (size_t i = 0; i < spec.results.size(); ++i) {
+    const TensorSpec &s = spec.results[i];
+    const Tensor *t = tensors[i];
+    std::string who =
+        concat("entry '", spec.name, "': result '", s.name, "'");
+    if (!t)
+      return Status::error(who + " is missing (null)");
+    if (t->dtype() != s.dtype)
+      return Status::error(concat(who, " has dtype ", dtypeName(t->dtype()),
+                                  ", expected ", dtypeName(s.dtype)));
+    std::vector<int64_t> expected = s.concreteShape(sizes);
+    if (t->shape() != expected)
+      return Status::error(concat(who, " has shape ", formatShape(t->shape()),
+                                  ", expected ", formatShape(expected)));
+  }
+  return Status::success();
+}
+
+/// The compiled code writes results and in-out arguments while it reads the
+/// other tensors: a written tensor must share no memory with any other
+/// (docs/module-format.md, "Aliasing"). Inputs may share memory with each
+/// other: they are only read.
+Status checkAliasing(const EntrySpec &spec,
+                     const std::vector<const Tensor *> &args,
+                     const std::vector<const Tensor *> &results) {
+  struct Span {
+    const char *begin, *end;
+    bool written;
+    std::string who;
+  };
+  std::vector<Span> spans;
+  auto add = [&](const Tensor *t, bool written, std::string who) {
+    const char *p = static_cast<const char *>(t->data());
+    if (p && t->byteSize() > 0)
+      spans.push_back({p, p + t->byteSize(), written, std::move(who)});
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    add(args[i], spec.args[i].isInOut(),
+        concat(spec.args[i].isInOut() ? "in-out argument '" : "input '",
+               spec.args[i].name, "'"));
+  for (size_t i = 0; i < results.size(); ++i)
+    add(results[i], true, concat("result '", spec.results[i].name, "'"));
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (size_t j = i + 1; j < spans.size(); ++j)
+      if ((spans[i].written || spans[j].written) &&
+          spans[i].begin < spans[j].end && spans[j].begin < spans[i].end)
+        return Status::error(concat("entry '", spec.name, "': ",
+                                    spans[i].who, " and ", spans[j].who,
+                                    " share memory, but the call writes ",
+                                    spans[i].written ? spans[i].who
+                                                     : spans[j].who));
   return Status::success();
 }
 
@@ -83,13 +148,50 @@ std::vector<int64_t> makeDescriptor(Tensor &t) {
   return d;
 }
 
+/// Refuses host code this machine cannot run: another architecture, or CPU
+/// features it lacks.
+Status checkHost(const Manifest &mf, const std::string &dir,
+                 const CompiledModule::Options &options) {
+#if defined(__x86_64__)
+  // Only x86-64 hosts so far: refuse code for another architecture before
+  // dlopen gives a less helpful "wrong ELF class" message.
+  const std::string &triple = mf.target.triple;
+  if (triple.rfind("x86_64", 0) != 0)
+    return Status::error(concat("module '", dir, "' was compiled for '",
+                                triple,
+                                "', which this x86_64 machine cannot run"));
+#endif
+  const std::set<std::string> *flags = options.cpuFlags;
+  // Without /proc/cpuinfo the machine's features are unknown; refusing
+  // every module would be worse than trusting the user.
+  if (!flags && hostCpuFlags())
+    flags = &*hostCpuFlags();
+  if (flags)
+    return checkCpuFeatures(mf, dir, *flags);
+  return Status::success();
+}
+
 } // namespace
 
 Status Entry::check(const std::vector<const Tensor *> &args,
                     const std::vector<const Tensor *> &results) const {
-  if (Status s = checkTensors(*entrySpec, args, /*areArgs=*/true); !s.ok())
+  DimSizes sizes;
+  if (Status s = checkArgs(*entrySpec, args, sizes); !s.ok())
     return s;
-  return checkTensors(*entrySpec, results, /*areArgs=*/false);
+  if (Status s = checkResults(*entrySpec, results, sizes); !s.ok())
+    return s;
+  return checkAliasing(*entrySpec, args, results);
+}
+
+Expected<std::vector<std::vector<int64_t>>>
+Entry::resultShapes(const std::vector<const Tensor *> &args) const {
+  DimSizes sizes;
+  if (Status s = checkArgs(*entrySpec, args, sizes); !s.ok())
+    return s;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorSpec &r : entrySpec->results)
+    shapes.push_back(r.concreteShape(sizes));
+  return shapes;
 }
 
 Status Entry::call(const std::vector<Tensor *> &args,
@@ -126,29 +228,27 @@ CompiledModule::open(const std::string &dir, const Options &options) {
   return guarded<Result>(concat("module '", dir, "'"), [&]() -> Result {
     std::unique_ptr<CompiledModule> m(new CompiledModule());
     m->dir = dir;
-    Expected<Manifest> manifest = readManifest(dir + "/manifest.json");
+    Expected<Manifest> manifest =
+        readManifest(dir + "/" + hkt::format::kManifestFile);
     if (!manifest)
       return Status::error(
           concat("cannot load module '", dir, "': ", manifest.message()));
     m->mf = std::move(manifest).value();
 
-#if defined(__x86_64__)
-    // Only x86-64 hosts so far: refuse code for another architecture before
-    // dlopen gives a less helpful "wrong ELF class" message.
-    const std::string &triple = m->mf.target.triple;
-    if (triple.rfind("x86_64", 0) != 0)
-      return Status::error(concat("module '", dir, "' was compiled for '",
-                                  triple,
-                                  "', which this x86_64 machine cannot run"));
-#endif
-    const std::set<std::string> *flags = options.cpuFlags;
-    // Without /proc/cpuinfo the machine's features are unknown; refusing
-    // every module would be worse than trusting the user.
-    if (!flags && hostCpuFlags())
-      flags = &*hostCpuFlags();
-    if (flags)
-      if (Status s = checkCpuFeatures(m->mf, dir, *flags); !s.ok())
-        return s;
+    switch (m->mf.target.kind) {
+    case TargetKind::Cpu:
+      break;
+    case TargetKind::Cuda:
+      // The CUDA loader (module load, kernel launch through the driver API)
+      // comes with the NVVM path; until then say so before dlopen fails on
+      // the module's unresolved mgpu* symbols.
+      return Status::error(concat("module '", dir, "' targets cuda (",
+                                  m->mf.target.arch,
+                                  "); this runtime was built without CUDA "
+                                  "support"));
+    }
+    if (Status s = checkHost(m->mf, dir, options); !s.ok())
+      return s;
 
     std::string library = dir + "/" + m->mf.library;
     // The handle is never dlclose'd: compiled code may pull in an OpenMP

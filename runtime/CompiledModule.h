@@ -7,8 +7,8 @@
 // A CompiledModule is a directory written by hkt-compile (manifest.json and a
 // shared object; see docs/module-format.md) loaded into the process. Its
 // entries are called with host tensors, which are checked against the
-// manifest (count, dtype, shape, integer ranges) before the compiled code
-// ever sees them.
+// manifest (count, dtype, shape and dynamic-dimension bounds, integer ranges,
+// aliasing) before the compiled code ever sees them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,12 +39,22 @@ public:
   const std::string &name() const { return entrySpec->name; }
 
   /// Checks tensors against the manifest: their number, and the dtype and
-  /// shape of each; every element of integer arguments with a `range`.
+  /// shape of each (dynamic dimensions within their bounds, the same size
+  /// for the same symbol); every element of integer arguments with a
+  /// `range`; that no written tensor (a result or an in-out argument)
+  /// shares memory with another tensor.
   Status check(const std::vector<const Tensor *> &args,
                const std::vector<const Tensor *> &results) const;
 
-  /// Checks (as `check`) then calls the entry, which writes into `results`.
-  /// The tensors must stay alive and unaliased with each other for the call.
+  /// The shapes of the results for a call with `args` (checked as in
+  /// `check`): dynamic dimensions take the sizes the arguments give them.
+  Expected<std::vector<std::vector<int64_t>>>
+  resultShapes(const std::vector<const Tensor *> &args) const;
+
+  /// Checks (as `check`) then calls the entry, which writes into `results`
+  /// and overwrites each in-out argument with its new value. `args` holds
+  /// every argument in manifest order, in-out ones included. The tensors
+  /// must stay alive for the call.
   Status call(const std::vector<Tensor *> &args,
               const std::vector<Tensor *> &results) const;
 
@@ -62,8 +72,9 @@ public:
     const std::set<std::string> *cpuFlags = nullptr;
   };
 
-  /// Reads `dir`/manifest.json, checks the target against this machine,
-  /// loads the shared object and resolves every entry's symbol.
+  /// Reads `dir`/manifest.json, checks the target against this machine
+  /// (its kind: cpu modules only; the host code's architecture and CPU
+  /// features), loads the shared object and resolves every entry's symbol.
   static Expected<std::unique_ptr<CompiledModule>> open(const std::string &dir,
                                                         const Options &options);
   static Expected<std::unique_ptr<CompiledModule>>

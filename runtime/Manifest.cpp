@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 using namespace hkt::runtime;
@@ -19,6 +21,8 @@ using namespace hkt::runtime::detail;
 using json = nlohmann::json;
 
 namespace {
+
+namespace key = hkt::format::key;
 
 /// Walks the JSON, keeping the path of the current field ("entries[0].args[1]
 /// ('lengths')") for messages.
@@ -30,58 +34,44 @@ public:
     if (!root.is_object())
       error("", "the manifest is not a JSON object");
     Manifest m;
-    std::string format = getString(root, "format", "");
-    if (format != "hkt-module")
-      error("format",
-            concat("unknown format '", format, "' (expected 'hkt-module')"));
-    const json &version = get(root, "version", "");
+    std::string format = getString(root, key::kFormat, "");
+    if (format != hkt::format::kFormatName)
+      error(key::kFormat, concat("unknown format '", format, "' (expected '",
+                                 hkt::format::kFormatName, "')"));
+    const json &version = get(root, key::kVersion, "");
     if (!version.is_number_integer())
-      error("version", "is not an integer");
+      error(key::kVersion, "is not an integer");
     m.version = version.get<int64_t>();
     if (m.version > kManifestVersion)
-      error("version",
+      error(key::kVersion,
             concat("the module has format version ", m.version,
                    ", newer than this runtime reads (", kManifestVersion,
                    "); update the runtime or recompile the module"));
     if (m.version < 1)
-      error("version", concat("invalid version ", m.version));
+      error(key::kVersion, concat("invalid version ", m.version));
+    // Older formats are not read at all: version 1 said nothing of roles or
+    // target kinds, and guessing them would be wrong for in-out arguments.
+    if (m.version < kManifestVersion)
+      error(key::kVersion,
+            concat("the module has format version ", m.version,
+                   "; this runtime reads version ", kManifestVersion,
+                   ": recompile it with hkt-compile"));
 
-    m.library = getString(root, "library", "");
+    m.library = getString(root, key::kLibrary, "");
     if (m.library.empty() || m.library.find('/') != std::string::npos ||
         m.library == "." || m.library == "..")
-      error("library",
+      error(key::kLibrary,
             concat("'", m.library,
                    "' is not a file name inside the module directory"));
 
-    const json &target = get(root, "target", "");
-    if (!target.is_object())
-      error("target", "is not an object");
-    m.target.triple = getString(target, "triple", "target");
-    m.target.cpu = getString(target, "cpu", "target");
-    const json &features = get(target, "features", "target");
-    if (!features.is_array())
-      error("target.features", "is not an array");
-    for (const json &f : features) {
-      if (!f.is_string())
-        error("target.features", "holds something other than strings");
-      std::string name = f.get<std::string>();
-      // Tolerate LLVM's "+avx2" / "-avx512f" spelling: a disabled feature is
-      // not a requirement.
-      if (!name.empty() && name[0] == '-')
-        continue;
-      if (!name.empty() && name[0] == '+')
-        name.erase(0, 1);
-      if (name.empty())
-        error("target.features", "holds an empty name");
-      m.target.features.push_back(name);
-    }
+    m.target = parseTarget(get(root, key::kTarget, ""));
 
-    const json &entries = get(root, "entries", "");
+    const json &entries = get(root, key::kEntries, "");
     if (!entries.is_array() || entries.empty())
-      error("entries", "is not a non-empty array");
+      error(key::kEntries, "is not a non-empty array");
     std::set<std::string> names;
     for (size_t i = 0; i < entries.size(); ++i) {
-      std::string path = concat("entries[", i, "]");
+      std::string path = concat(key::kEntries, "[", i, "]");
       EntrySpec e = parseEntry(entries[i], path);
       if (!names.insert(e.name).second)
         error(path, concat("entry name '", e.name, "' is used twice"));
@@ -116,20 +106,102 @@ private:
     return v.get<std::string>();
   }
 
+  TargetSpec parseTarget(const json &target) {
+    const std::string path = key::kTarget;
+    if (!target.is_object())
+      error(path, "is not an object");
+    TargetSpec t;
+    std::string kind = getString(target, key::kKind, path);
+    if (kind == hkt::format::target_kind::kCpu)
+      t.kind = TargetKind::Cpu;
+    else if (kind == hkt::format::target_kind::kCuda)
+      t.kind = TargetKind::Cuda;
+    else
+      error(join(path, key::kKind),
+            concat("unknown target kind '", kind, "' (this runtime knows ",
+                   hkt::format::target_kind::kCpu, ", ",
+                   hkt::format::target_kind::kCuda, ")"));
+    // Every kind has host code: the shared object.
+    t.triple = getString(target, key::kTriple, path);
+    t.cpu = getString(target, key::kCpu, path);
+    const json &features = get(target, key::kFeatures, path);
+    std::string featuresPath = join(path, key::kFeatures);
+    if (!features.is_array())
+      error(featuresPath, "is not an array");
+    for (const json &f : features) {
+      if (!f.is_string())
+        error(featuresPath, "holds something other than strings");
+      std::string name = f.get<std::string>();
+      // Tolerate LLVM's "+avx2" / "-avx512f" spelling: a disabled feature is
+      // not a requirement.
+      if (!name.empty() && name[0] == '-')
+        continue;
+      if (!name.empty() && name[0] == '+')
+        name.erase(0, 1);
+      if (name.empty())
+        error(featuresPath, "holds an empty name");
+      t.features.push_back(name);
+    }
+    if (t.kind == TargetKind::Cuda) {
+      t.arch = getString(target, key::kArch, path);
+      // sm_<digits>, optionally with a suffix letter (sm_90a).
+      size_t digits = t.arch.rfind("sm_", 0) == 0 ? 3 : std::string::npos;
+      bool ok = digits != std::string::npos && t.arch.size() > digits &&
+                std::isdigit(static_cast<unsigned char>(t.arch[digits]));
+      for (size_t i = digits; ok && i < t.arch.size(); ++i)
+        ok = std::isdigit(static_cast<unsigned char>(t.arch[i])) ||
+             (i + 1 == t.arch.size() && std::islower(
+                                            static_cast<unsigned char>(t.arch[i])));
+      if (!ok)
+        error(join(path, key::kArch),
+              concat("'", t.arch, "' is not a CUDA architecture (sm_NN)"));
+    }
+    return t;
+  }
+
   EntrySpec parseEntry(const json &entry, const std::string &path) {
     if (!entry.is_object())
       error(path, "is not an object");
     EntrySpec e;
-    e.name = getString(entry, "name", path);
+    e.name = getString(entry, key::kName, path);
     std::string named = concat(path, " ('", e.name, "')");
     if (e.name.empty())
       error(path, "has an empty name");
-    e.symbol = getString(entry, "symbol", named);
+    e.symbol = getString(entry, key::kSymbol, named);
     if (e.symbol.empty())
       error(named, "has an empty symbol");
-    e.args = parseSpecs(entry, "args", named, /*isArg=*/true);
-    e.results = parseSpecs(entry, "results", named, /*isArg=*/false);
+    e.args = parseSpecs(entry, key::kArgs, named, /*isArg=*/true);
+    e.results = parseSpecs(entry, key::kResults, named, /*isArg=*/false);
+    checkSymbols(e, named);
     return e;
+  }
+
+  /// A symbol has one bound in an entry, and a result's symbols are sized by
+  /// the arguments (the caller allocates results before the call).
+  void checkSymbols(const EntrySpec &e, const std::string &path) {
+    std::map<std::string, std::pair<int64_t, std::string>> bounds;
+    for (bool args : {true, false}) {
+      const std::vector<TensorSpec> &specs = args ? e.args : e.results;
+      for (const TensorSpec &s : specs) {
+        for (size_t d = 0; d < s.dims.size(); ++d) {
+          if (!s.dims[d])
+            continue;
+          const DynamicDim &dim = *s.dims[d];
+          std::string here = concat(args ? "argument '" : "result '", s.name,
+                                    "' dimension ", d);
+          auto [it, inserted] =
+              bounds.try_emplace(dim.symbol, dim.max, here);
+          if (!args && inserted)
+            error(path, concat(here, " has symbol '", dim.symbol,
+                               "', which no argument has: the size of a "
+                               "result must follow from the arguments"));
+          if (it->second.first != dim.max)
+            error(path, concat(here, " bounds symbol '", dim.symbol, "' by ",
+                               dim.max, " but ", it->second.second,
+                               " bounds it by ", it->second.first));
+        }
+      }
+    }
   }
 
   std::vector<TensorSpec> parseSpecs(const json &entry, const char *key,
@@ -150,42 +222,104 @@ private:
     return specs;
   }
 
+  Role parseRole(const json &j, const std::string &p, bool isArg) {
+    namespace role = hkt::format::role;
+    std::string name = getString(j, key::kRole, p);
+    if (isArg) {
+      if (name == role::kInput)
+        return Role::Input;
+      if (name == role::kParameter)
+        return Role::Parameter;
+      if (name == role::kInOut)
+        return Role::InOut;
+      error(p, concat("unknown argument role '", name, "' (expected ",
+                      role::kInput, ", ", role::kParameter, " or ",
+                      role::kInOut, ")"));
+    }
+    if (name != role::kOutput)
+      error(p, concat("unknown result role '", name, "' (results are ",
+                      role::kOutput, ")"));
+    return Role::Output;
+  }
+
+  void parseShape(const json &j, const std::string &p, TensorSpec &s) {
+    const json &shape = get(j, key::kShape, p);
+    if (!shape.is_array())
+      error(p, "shape is not an array");
+    bool dynamic = false;
+    for (const json &d : shape) {
+      if (!d.is_number_integer())
+        error(p, "shape holds something other than integers");
+      int64_t v = d.get<int64_t>();
+      if (v == hkt::format::kDynamicDim)
+        dynamic = true;
+      else if (v < 0)
+        error(p, concat("shape ", shape.dump(), " has a negative dimension"));
+      s.shape.push_back(v);
+    }
+
+    auto it = j.find(key::kDims);
+    if (!dynamic) {
+      if (it != j.end() && !it->is_null())
+        error(p, concat("has dims but shape ", shape.dump(),
+                        " has no dynamic dimension (-1)"));
+    } else {
+      if (it == j.end())
+        error(p, concat("shape ", shape.dump(),
+                        " has a dynamic dimension (-1) but no dims"));
+      if (!it->is_array() || it->size() != s.shape.size())
+        error(p, concat("dims is not an array of ", s.shape.size(),
+                        " entries (one per dimension)"));
+      for (size_t d = 0; d < s.shape.size(); ++d) {
+        const json &dim = (*it)[d];
+        std::string dp = concat(p, ".dims[", d, "]");
+        if (s.shape[d] != hkt::format::kDynamicDim) {
+          if (!dim.is_null())
+            error(dp, concat("must be null: dimension ", d, " is static"));
+          s.dims.push_back(std::nullopt);
+          continue;
+        }
+        if (!dim.is_object())
+          error(dp, "is not an object {\"symbol\": ..., \"max\": ...}");
+        DynamicDim dd;
+        dd.symbol = getString(dim, key::kDimSymbol, dp);
+        if (dd.symbol.empty())
+          error(dp, "has an empty symbol");
+        const json &max = get(dim, key::kDimMax, dp);
+        if (!max.is_number_integer() || max.get<int64_t>() < 1)
+          error(dp, "max is not an integer >= 1");
+        dd.max = max.get<int64_t>();
+        s.dims.push_back(std::move(dd));
+      }
+    }
+    if (!checkedNumElements(s.concreteShape(), dtypeSize(s.dtype)))
+      error(p, concat("shape ", shape.dump(), " is too large"));
+  }
+
   TensorSpec parseSpec(const json &j, const std::string &path, bool isArg) {
     if (!j.is_object())
       error(path, "is not an object");
     TensorSpec s;
-    s.name = getString(j, "name", path);
+    s.name = getString(j, key::kName, path);
     if (s.name.empty())
       error(path, "has an empty name");
     std::string p = concat(path, " ('", s.name, "')");
-    std::string dtype = getString(j, "dtype", p);
+    s.role = parseRole(j, p, isArg);
+    std::string dtype = getString(j, key::kDType, p);
     std::optional<DType> type = parseDTypeName(dtype);
     if (!type)
       error(p, concat("unknown dtype '", dtype,
                       "' (this runtime knows f32, f64, i32, i64)"));
     s.dtype = *type;
+    parseShape(j, p, s);
 
-    const json &shape = get(j, "shape", p);
-    if (!shape.is_array())
-      error(p, "shape is not an array");
-    for (const json &d : shape) {
-      if (!d.is_number_integer())
-        error(p, "shape holds something other than integers");
-      int64_t v = d.get<int64_t>();
-      if (v == -1)
-        error(p, concat("shape ", shape.dump(),
-                        " has a dynamic dimension (-1), which this runtime "
-                        "does not support"));
-      if (v < 0)
-        error(p, concat("shape ", shape.dump(), " has a negative dimension"));
-      s.shape.push_back(v);
-    }
-    if (!checkedNumElements(s.shape, dtypeSize(s.dtype)))
-      error(p, concat("shape ", shape.dump(), " is too large"));
-
-    if (!isArg)
+    if (!isArg) {
+      for (const char *argOnly : {key::kDefault, key::kRange})
+        if (j.contains(argOnly))
+          error(p, concat("a result has no ", argOnly));
       return s;
-    if (auto it = j.find("range"); it != j.end()) {
+    }
+    if (auto it = j.find(key::kRange); it != j.end()) {
       if (!isIntegerDType(s.dtype))
         error(p, concat("has a range but dtype ", dtype,
                         " is not an integer type"));
@@ -200,7 +334,7 @@ private:
         error(p, concat("range [", lo, ", ", hi, "] does not fit in i32"));
       s.range = {lo, hi};
     }
-    if (auto it = j.find("default"); it != j.end()) {
+    if (auto it = j.find(key::kDefault); it != j.end()) {
       Scalar v;
       if (it->is_number_integer()) {
         v.isInteger = true;
@@ -247,8 +381,86 @@ std::string Scalar::str() const {
   return json(floatValue).dump();
 }
 
+const char *hkt::runtime::roleName(Role role) {
+  switch (role) {
+  case Role::Input:
+    return hkt::format::role::kInput;
+  case Role::Parameter:
+    return hkt::format::role::kParameter;
+  case Role::Output:
+    return hkt::format::role::kOutput;
+  case Role::InOut:
+    return hkt::format::role::kInOut;
+  }
+  return "?";
+}
+
+const char *hkt::runtime::targetKindName(TargetKind kind) {
+  switch (kind) {
+  case TargetKind::Cpu:
+    return hkt::format::target_kind::kCpu;
+  case TargetKind::Cuda:
+    return hkt::format::target_kind::kCuda;
+  }
+  return "?";
+}
+
+std::vector<int64_t> TensorSpec::concreteShape(const DimSizes &sizes) const {
+  std::vector<int64_t> out = shape;
+  for (size_t d = 0; d < dims.size() && d < out.size(); ++d) {
+    if (!dims[d])
+      continue;
+    auto it = sizes.find(dims[d]->symbol);
+    out[d] = it != sizes.end() ? it->second : dims[d]->max;
+  }
+  return out;
+}
+
+Status TensorSpec::matchShape(const std::vector<int64_t> &got,
+                              DimSizes &sizes, const std::string &who) const {
+  if (got.size() != shape.size())
+    return Status::error(concat(who, " has shape ", formatShape(got),
+                                ", expected ", describeShape()));
+  // Static dimensions first, so a plain mismatch reads as one.
+  for (size_t d = 0; d < got.size(); ++d)
+    if ((dims.empty() || !dims[d]) && got[d] != shape[d])
+      return Status::error(concat(who, " has shape ", formatShape(got),
+                                  ", expected ", describeShape()));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (!dims[d])
+      continue;
+    const DynamicDim &dim = *dims[d];
+    std::string where =
+        concat(who, " has size ", got[d], " in dimension ", d, " ('",
+               dim.symbol, "')");
+    if (got[d] > dim.max)
+      return Status::error(concat(where, ", above its bound ", dim.max));
+    if (got[d] < 1)
+      return Status::error(where + "; a dynamic dimension is at least 1");
+    auto [it, inserted] = sizes.try_emplace(dim.symbol, got[d]);
+    if (!inserted && it->second != got[d])
+      return Status::error(concat(where, ", but '", dim.symbol,
+                                  "' is ", it->second,
+                                  " in an earlier argument"));
+  }
+  return Status::success();
+}
+
+std::string TensorSpec::describeShape() const {
+  if (dims.empty())
+    return formatShape(shape);
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d)
+      s += ",";
+    s += dims[d] ? dims[d]->symbol + "<=" + std::to_string(dims[d]->max)
+                 : std::to_string(shape[d]);
+  }
+  return s + "]";
+}
+
 std::string TensorSpec::describe() const {
-  return std::string(dtypeName(dtype)) + " " + formatShape(shape);
+  return std::string(dtypeName(dtype)) + " " + describeShape();
 }
 
 const TensorSpec *EntrySpec::findArg(const std::string &name) const {
@@ -263,6 +475,13 @@ const TensorSpec *EntrySpec::findResult(const std::string &name) const {
     if (s.name == name)
       return &s;
   return nullptr;
+}
+
+bool EntrySpec::hasInOutArgs() const {
+  for (const TensorSpec &s : args)
+    if (s.isInOut())
+      return true;
+  return false;
 }
 
 const EntrySpec *Manifest::findEntry(const std::string &name) const {

@@ -6,18 +6,21 @@
 //
 // The manifest describes a compiled module: its shared object, the target it
 // was compiled for and its entry points with their arguments and results.
-// The schema is docs/module-format.md; anything the runtime does not
-// understand (an unknown format, a newer version, an unknown dtype, a dynamic
-// dimension) is refused with a message naming the field, never guessed at.
+// The schema is docs/module-format.md (names in runtime/ModuleFormat.h);
+// anything the runtime does not understand (an unknown format, another
+// version, an unknown target kind, role or dtype) is refused with a message
+// naming the field, never guessed at.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HKT_RUNTIME_MANIFEST_H
 #define HKT_RUNTIME_MANIFEST_H
 
+#include "runtime/ModuleFormat.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,7 +29,27 @@
 namespace hkt::runtime {
 
 /// The manifest format version this runtime reads.
-constexpr int64_t kManifestVersion = 1;
+constexpr int64_t kManifestVersion = format::kVersion;
+
+/// What an argument or result is for (docs/module-format.md, "Roles").
+enum class Role {
+  Input,     ///< Read-only data of one call.
+  Parameter, ///< Read-only model state (weights).
+  Output,    ///< A result, written into a caller-owned buffer.
+  InOut,     ///< An argument the call overwrites with its new value.
+};
+/// The manifest name of a role: "input", "parameter", "output", "inout".
+const char *roleName(Role role);
+
+/// A dynamic dimension: its symbol (dimensions sharing a symbol have the same
+/// size in a call) and the largest size it may take.
+struct DynamicDim {
+  std::string symbol;
+  int64_t max = 0;
+};
+
+/// The sizes of an entry's dynamic-dimension symbols in one call.
+using DimSizes = std::map<std::string, int64_t>;
 
 /// A scalar from the manifest (an argument's `default`).
 struct Scalar {
@@ -39,13 +62,36 @@ struct Scalar {
 /// One argument or result of an entry.
 struct TensorSpec {
   std::string name;
+  /// Arguments: Input, Parameter or InOut; results: Output.
+  Role role = Role::Input;
   DType dtype = DType::F32;
+  /// Sizes; a dynamic dimension is format::kDynamicDim (-1).
   std::vector<int64_t> shape;
+  /// Empty when every dimension is static; otherwise one per dimension, set
+  /// for the dynamic ones.
+  std::vector<std::optional<DynamicDim>> dims;
   /// Arguments only: the value an unbound argument is filled with.
   std::optional<Scalar> defaultValue;
   /// Arguments of integer dtype only: allowed values [lo, hi], inclusive.
   std::optional<std::pair<int64_t, int64_t>> range;
 
+  bool hasDynamicDims() const { return !dims.empty(); }
+  /// True for arguments that the call writes (role InOut).
+  bool isInOut() const { return role == Role::InOut; }
+
+  /// The shape with each dynamic dimension set to its symbol's size in
+  /// `sizes`, or to its bound when `sizes` has no such symbol.
+  std::vector<int64_t> concreteShape(const DimSizes &sizes = {}) const;
+
+  /// Checks `shape` (of the tensor that `who` names, e.g. "entry 'f': input
+  /// 'x'") against this spec: static dimensions must be equal, dynamic ones
+  /// in [1, max] and equal to their symbol's size in `sizes` if it has one;
+  /// symbols seen for the first time are added to `sizes`.
+  Status matchShape(const std::vector<int64_t> &shape, DimSizes &sizes,
+                    const std::string &who) const;
+
+  /// "[2,64,32]"; a dynamic dimension as its symbol and bound, "B<=8".
+  std::string describeShape() const;
   /// "f32 [2,64,32]".
   std::string describe() const;
 };
@@ -60,15 +106,29 @@ struct EntrySpec {
   /// The argument / result called `name`, or null.
   const TensorSpec *findArg(const std::string &name) const;
   const TensorSpec *findResult(const std::string &name) const;
+  /// True if some argument is in-out.
+  bool hasInOutArgs() const;
 };
 
-/// What the code was compiled for.
+/// The kinds of target a module may be compiled for.
+enum class TargetKind {
+  Cpu,  ///< Host code only.
+  Cuda, ///< Host code that launches kernels for an NVIDIA GPU.
+};
+/// The manifest name of a target kind: "cpu" or "cuda".
+const char *targetKindName(TargetKind kind);
+
+/// What the code was compiled for. `triple`, `cpu` and `features` describe
+/// the shared object's host code for every kind.
 struct TargetSpec {
+  TargetKind kind = TargetKind::Cpu;
   std::string triple;
   std::string cpu;
   /// LLVM feature names, without a leading '+' (features the manifest lists
   /// as disabled, with a leading '-', are dropped).
   std::vector<std::string> features;
+  /// Cuda only: the GPU architecture of the kernels ("sm_90").
+  std::string arch;
 };
 
 /// A parsed manifest.json.

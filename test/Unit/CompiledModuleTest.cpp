@@ -155,6 +155,146 @@ TEST_F(CompiledModuleTest, ReportsAMissingOrBadManifest) {
   EXPECT_TRUE(mentions(newer.message(), "newer than this runtime reads"));
 }
 
+TEST_F(CompiledModuleTest, UpdatesInOutArgumentsInPlace) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir, {"step"});
+  auto module = open();
+  ASSERT_TRUE(module);
+  const Entry *step = module->findEntry("step");
+  ASSERT_NE(step, nullptr);
+  ASSERT_TRUE(step->spec().hasInOutArgs());
+  Tensor p = makeF32({4}, {1, 2, 3, 4});
+  Tensor g = makeF32({4}, {2, 2, -2, 8});
+  auto s = Tensor::allocate(DType::F32, {});
+  const float *before = p.dataAs<float>();
+  // The in-out argument is passed once, with the inputs; the call leaves
+  // its new value in the same buffer.
+  Status st = step->call({&p, &g}, {&*s});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(p.dataAs<float>(), before);
+  EXPECT_EQ(valuesF32(p), (std::vector<float>{0, 1, 4, 0}));
+  EXPECT_EQ(s->dataAs<float>()[0], 5.0f);
+  EXPECT_EQ(valuesF32(g), (std::vector<float>{2, 2, -2, 8}))
+      << "inputs are not written";
+  // A second step starts from the updated value.
+  st = step->call({&p, &g}, {&*s});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(valuesF32(p), (std::vector<float>{-1, 0, 5, -4}));
+}
+
+TEST_F(CompiledModuleTest, RefusesWrittenTensorsThatShareMemory) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir, {"add", "step"});
+  auto module = open();
+  ASSERT_TRUE(module);
+  Tensor p = makeF32({4}, {1, 2, 3, 4});
+  auto s = Tensor::allocate(DType::F32, {});
+  // The in-out p also passed as the input g: the call would read g while it
+  // writes p.
+  Status st = module->findEntry("step")->call({&p, &p}, {&*s});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "entry 'step': in-out argument 'p' and input 'g' share memory, "
+            "but the call writes in-out argument 'p'");
+  EXPECT_EQ(valuesF32(p), (std::vector<float>{1, 2, 3, 4}))
+      << "the code must not run";
+  // A result over an input.
+  Tensor x = makeF32({4}, {1, 2, 3, 4}), y = makeF32({4}, {1, 1, 1, 1});
+  st = module->findEntry("add")->call({&x, &y}, {&x});
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(mentions(st.message(), "input 'x' and result 'z' share memory"));
+  // Inputs may share memory: they are only read.
+  Tensor z = makeF32({4}, {0, 0, 0, 0});
+  st = module->findEntry("add")->call({&x, &x}, {&z});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(valuesF32(z), (std::vector<float>{2, 4, 6, 8}));
+}
+
+TEST_F(CompiledModuleTest, ChecksDynamicDimensionsAndSizesResults) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir, {"twice"});
+  auto module = open();
+  ASSERT_TRUE(module);
+  const Entry *twice = module->findEntry("twice");
+  ASSERT_NE(twice, nullptr);
+  EXPECT_EQ(twice->spec().args[0].describe(), "f32 [B<=8,2]");
+  // Within the bound: the result takes the argument's size.
+  Tensor x = makeF32({3, 2}, {1, 2, 3, 4, 5, 6});
+  auto shapes = twice->resultShapes({&x});
+  ASSERT_TRUE(shapes.ok()) << shapes.message();
+  ASSERT_EQ(shapes->size(), 1u);
+  EXPECT_EQ((*shapes)[0], (std::vector<int64_t>{3, 2}));
+  auto y = Tensor::allocate(DType::F32, (*shapes)[0]);
+  Status st = twice->call({&x}, {&*y});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(valuesF32(*y), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  // At the bound.
+  Tensor x8 = makeF32({8, 2}, std::vector<float>(16, 1.5f));
+  Tensor y8 = makeF32({8, 2}, std::vector<float>(16, 0));
+  st = twice->call({&x8}, {&y8});
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(valuesF32(y8), std::vector<float>(16, 3.0f));
+  // Above the bound: refused before the code runs, naming argument,
+  // dimension and bound.
+  Tensor x9 = makeF32({9, 2}, std::vector<float>(18, 1));
+  Tensor y9 = makeF32({9, 2}, std::vector<float>(18, 7));
+  st = twice->call({&x9}, {&y9});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "entry 'twice': input 'x' has size 9 in dimension "
+                          "0 ('B'), above its bound 8");
+  EXPECT_EQ(valuesF32(y9), std::vector<float>(18, 7));
+  EXPECT_FALSE(twice->resultShapes({&x9}).ok());
+  // A result whose size disagrees with the argument's.
+  Tensor y4 = makeF32({4, 2}, std::vector<float>(8, 0));
+  st = twice->call({&x}, {&y4});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "entry 'twice': result 'y' has shape [4,2], expected [3,2]");
+  // The static dimension is still static.
+  Tensor x3 = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  st = twice->call({&x3}, {&*y});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(),
+            "entry 'twice': input 'x' has shape [2,3], expected [B<=8,2]");
+}
+
+TEST_F(CompiledModuleTest, RefusesAVersionOneModule) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(dir, {"add"});
+  std::string v1 = tinyManifest({"add"});
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  writeBytes(path("manifest.json"), v1);
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "cannot load module '" + dir + "': manifest '" +
+                             path("manifest.json") +
+                             "': version: the module has format version 1; "
+                             "this runtime reads version 2: recompile it with "
+                             "hkt-compile");
+}
+
+TEST_F(CompiledModuleTest, RefusesCudaModulesOnThisRuntime) {
+  // The library is never opened: a CUDA module's host code would need the
+  // runtime's CUDA support.
+  std::string manifest = tinyManifest({"add"});
+  manifest.replace(manifest.find("\"kind\": \"cpu\""), 13,
+                   "\"kind\": \"cuda\", \"arch\": \"sm_90\"");
+  writeBytes(path("manifest.json"), manifest);
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.message(), "module '" + dir +
+                             "' targets cuda (sm_90); this runtime was built "
+                             "without CUDA support");
+}
+
+TEST_F(CompiledModuleTest, RefusesUnknownTargetKinds) {
+  std::string manifest = tinyManifest({"add"});
+  manifest.replace(manifest.find("\"kind\": \"cpu\""), 13,
+                   "\"kind\": \"fpga\"");
+  writeBytes(path("manifest.json"), manifest);
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(mentions(m.message(), "cannot load module '" + dir + "'"));
+  EXPECT_TRUE(mentions(m.message(), "target.kind: unknown target kind 'fpga' "
+                                    "(this runtime knows cpu, cuda)"));
+}
+
 TEST_F(CompiledModuleTest, RefusesAnotherArchitecture) {
 #if defined(__x86_64__)
   writeBytes(path("manifest.json"),

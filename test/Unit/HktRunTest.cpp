@@ -244,6 +244,73 @@ TEST_F(HktRunTest, RefusesBadShapesWithoutClobberingOutputs) {
                1, "bad magic");
 }
 
+TEST_F(HktRunTest, WritesInOutArgumentsBack) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module, {"step"});
+  ASSERT_TRUE(writeNpy(path("p.npy"), makeF32({4}, {1, 2, 3, 4})).ok());
+  ASSERT_TRUE(writeNpy(path("g.npy"), makeF32({4}, {2, 2, -2, 8})).ok());
+  RunResult r = run({module, "--input", "p=" + path("p.npy"), "--input",
+                     "g=" + path("g.npy"), "--output", "p=" + path("p1.npy"),
+                     "--output", "s=" + path("s.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("p1.npy")), (std::vector<float>{0, 1, 4, 0}));
+  EXPECT_EQ(readF32(path("s.npy")), (std::vector<float>{5}));
+  EXPECT_TRUE(mentions(r.err, "arg p: f32 [4] from file " + path("p.npy") +
+                                  " (in-out)"));
+  EXPECT_TRUE(mentions(r.err, "wrote p (f32 [4]) to " + path("p1.npy")));
+  // The input file itself is left alone.
+  EXPECT_EQ(readF32(path("p.npy")), (std::vector<float>{1, 2, 3, 4}));
+  // Every call updates p: with --bench 2, three steps in all.
+  r = run({module, "--input", "p=" + path("p.npy"), "--input",
+           "g=" + path("g.npy"), "--bench", "2", "--quiet", "--output",
+           "p=" + path("p3.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("p3.npy")), (std::vector<float>{-2, -1, 6, -8}));
+  // Inputs are not outputs.
+  EXPECT_ERROR(run({module, "--input", "p=" + path("p.npy"), "--input",
+                    "g=" + path("g.npy"), "--output", "g=" + path("g1.npy")}),
+               1,
+               "entry 'step' has no result or in-out argument 'g'; its "
+               "results are: 's'; its in-out arguments: 'p'");
+}
+
+TEST_F(HktRunTest, SizesDynamicDimensionsFromTheInputs) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module, {"twice"});
+  ASSERT_TRUE(
+      writeNpy(path("x3.npy"), makeF32({3, 2}, {1, 2, 3, 4, 5, 6})).ok());
+  RunResult r = run({module, "--input", "x=" + path("x3.npy"), "--output",
+                     "y=" + path("y.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto y = readNpy(path("y.npy"));
+  ASSERT_TRUE(y.ok()) << y.message();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(valuesF32(*y), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_TRUE(mentions(r.err, "arg x: f32 [3,2] from file"));
+  // Random inputs take the bound.
+  r = run({module, "--random", "1", "--output", "y=" + path("yr.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  auto yr = readNpy(path("yr.npy"));
+  ASSERT_TRUE(yr.ok()) << yr.message();
+  EXPECT_EQ(yr->shape(), (std::vector<int64_t>{8, 2}));
+  // Above the bound: named, with where the tensor came from.
+  ASSERT_TRUE(
+      writeNpy(path("x9.npy"), makeF32({9, 2}, std::vector<float>(18, 1)))
+          .ok());
+  EXPECT_ERROR(run({module, "--input", "x=" + path("x9.npy")}), 1,
+               "entry 'twice': input 'x' has size 9 in dimension 0 ('B'), "
+               "above its bound 8 (from file " +
+                   path("x9.npy") + ")");
+}
+
+TEST_F(HktRunTest, RefusesAVersionOneModule) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module, {"add"});
+  std::string v1 = tinyManifest({"add"});
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  writeBytes(module + "/manifest.json", v1);
+  EXPECT_ERROR(run({module, "--random", "1"}), 1,
+               "has format version 1; this runtime reads version 2: "
+               "recompile it with hkt-compile");
+}
+
 TEST_F(HktRunTest, ReportsUsageErrors) {
   RunResult r = run({});
   EXPECT_EQ(r.exitCode, 2);

@@ -14,19 +14,32 @@ namespace {
 
 const char *const kGood = R"({
   "format": "hkt-module",
-  "version": 1,
+  "version": 2,
   "library": "module.so",
-  "target": {"triple": "x86_64-unknown-linux-gnu", "cpu": "znver5",
+  "target": {"kind": "cpu", "triple": "x86_64-unknown-linux-gnu", "cpu": "znver5",
              "features": ["avx2", "+fma", "-avx512f", "slow-3ops-lea"]},
   "entries": [
     {"name": "layer", "symbol": "_hkt_packed_layer",
      "args": [
-       {"name": "x", "dtype": "f32", "shape": [2, 64, 32]},
-       {"name": "lengths", "dtype": "i32", "shape": [2], "default": 64, "range": [1, 64]},
-       {"name": "scale", "dtype": "f64", "shape": [], "default": 0.5}
+       {"name": "x", "role": "input", "dtype": "f32", "shape": [2, 64, 32]},
+       {"name": "wq", "role": "parameter", "dtype": "f32", "shape": [32, 32]},
+       {"name": "lengths", "role": "input", "dtype": "i32", "shape": [2], "default": 64, "range": [1, 64]},
+       {"name": "scale", "role": "input", "dtype": "f64", "shape": [], "default": 0.5}
      ],
-     "results": [{"name": "y", "dtype": "f32", "shape": [2, 64, 32]}],
+     "results": [{"name": "y", "role": "output", "dtype": "f32", "shape": [2, 64, 32]}],
      "future_field": {"ignored": true}},
+    {"name": "step", "symbol": "_hkt_packed_step",
+     "args": [
+       {"name": "p", "role": "inout", "dtype": "f32", "shape": [32]},
+       {"name": "tokens", "role": "input", "dtype": "i32", "shape": [-1, 16, -1],
+        "dims": [{"symbol": "B", "max": 8}, null, {"symbol": "T", "max": 512}]},
+       {"name": "mask", "role": "input", "dtype": "i32", "shape": [-1],
+        "dims": [{"symbol": "B", "max": 8}]}
+     ],
+     "results": [
+       {"name": "logits", "role": "output", "dtype": "f32", "shape": [-1, 10],
+        "dims": [{"symbol": "B", "max": 8}, null]}
+     ]},
     {"name": "other", "symbol": "_hkt_packed_other", "args": [], "results": []}
   ]
 })";
@@ -54,19 +67,27 @@ std::string parseError(const std::string &text) {
 TEST(ManifestTest, ParsesAGoodManifest) {
   Expected<Manifest> m = parseManifest(kGood, "good");
   ASSERT_TRUE(m.ok()) << m.message();
-  EXPECT_EQ(m->version, 1);
+  EXPECT_EQ(m->version, 2);
+  EXPECT_EQ(m->target.kind, TargetKind::Cpu);
+  EXPECT_EQ(targetKindName(m->target.kind), std::string("cpu"));
+  EXPECT_TRUE(m->target.arch.empty());
   EXPECT_EQ(m->library, "module.so");
   EXPECT_EQ(m->target.triple, "x86_64-unknown-linux-gnu");
   EXPECT_EQ(m->target.cpu, "znver5");
   EXPECT_EQ(m->target.features,
             (std::vector<std::string>{"avx2", "fma", "slow-3ops-lea"}));
-  ASSERT_EQ(m->entries.size(), 2u);
-  EXPECT_EQ(m->entryNames(), "'layer', 'other'");
+  ASSERT_EQ(m->entries.size(), 3u);
+  EXPECT_EQ(m->entryNames(), "'layer', 'step', 'other'");
   const EntrySpec *layer = m->findEntry("layer");
   ASSERT_NE(layer, nullptr);
   EXPECT_EQ(layer->symbol, "_hkt_packed_layer");
-  ASSERT_EQ(layer->args.size(), 3u);
+  ASSERT_EQ(layer->args.size(), 4u);
   EXPECT_EQ(layer->args[0].describe(), "f32 [2,64,32]");
+  EXPECT_EQ(layer->args[0].role, Role::Input);
+  EXPECT_FALSE(layer->args[0].hasDynamicDims());
+  EXPECT_EQ(layer->args[1].role, Role::Parameter);
+  EXPECT_EQ(layer->results[0].role, Role::Output);
+  EXPECT_FALSE(layer->hasInOutArgs());
   EXPECT_FALSE(layer->args[0].defaultValue);
   EXPECT_FALSE(layer->args[0].range);
   const TensorSpec *lengths = layer->findArg("lengths");
@@ -92,7 +113,7 @@ TEST(ManifestTest, AcceptsIntegralFloatDefaultForIntegers) {
   Expected<Manifest> m =
       parseManifest(variant("\"default\": 64,", "\"default\": 64.0,"), "m");
   ASSERT_TRUE(m.ok()) << m.message();
-  EXPECT_EQ(m->entries[0].args[1].defaultValue->intValue, 64);
+  EXPECT_EQ(m->entries[0].args[2].defaultValue->intValue, 64);
 }
 
 TEST(ManifestTest, RefusesInvalidJSON) {
@@ -107,15 +128,190 @@ TEST(ManifestTest, RefusesUnknownFormat) {
                        "missing field 'format'"));
 }
 
-TEST(ManifestTest, RefusesNewerVersion) {
-  std::string msg = parseError(variant("\"version\": 1", "\"version\": 2"));
+TEST(ManifestTest, RefusesOtherVersions) {
+  std::string msg = parseError(variant("\"version\": 2", "\"version\": 3"));
   EXPECT_TRUE(
-      mentions(msg, "format version 2, newer than this runtime reads (1)"));
+      mentions(msg, "format version 3, newer than this runtime reads (2)"));
   EXPECT_TRUE(
-      mentions(parseError(variant("\"version\": 1", "\"version\": \"1\"")),
+      mentions(parseError(variant("\"version\": 2", "\"version\": \"2\"")),
                "version: is not an integer"));
-  EXPECT_TRUE(mentions(parseError(variant("\"version\": 1", "\"version\": 0")),
+  EXPECT_TRUE(mentions(parseError(variant("\"version\": 2", "\"version\": 0")),
                        "invalid version 0"));
+}
+
+TEST(ManifestTest, RefusesVersionOneWithTheRecompileMessage) {
+  // A version 1 manifest as hkt-compile wrote it: no roles, no target kind.
+  const char *v1 = R"({"format": "hkt-module", "version": 1,
+    "library": "module.so",
+    "target": {"triple": "x86_64-unknown-linux-gnu", "cpu": "x86-64",
+               "features": ["sse2"]},
+    "entries": [{"name": "f", "symbol": "_hkt_packed_f",
+      "args": [{"name": "x", "dtype": "f32", "shape": [4]}],
+      "results": [{"name": "y", "dtype": "f32", "shape": [4]}]}]})";
+  EXPECT_EQ(parseError(v1),
+            "manifest 'dir/manifest.json': version: the module has format "
+            "version 1; this runtime reads version 2: recompile it with "
+            "hkt-compile");
+}
+
+TEST(ManifestTest, ReadsRoles) {
+  Expected<Manifest> m = parseManifest(kGood, "good");
+  ASSERT_TRUE(m.ok()) << m.message();
+  const EntrySpec *step = m->findEntry("step");
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->args[0].role, Role::InOut);
+  EXPECT_TRUE(step->args[0].isInOut());
+  EXPECT_FALSE(step->args[1].isInOut());
+  EXPECT_TRUE(step->hasInOutArgs());
+  EXPECT_EQ(roleName(Role::InOut), std::string("inout"));
+  EXPECT_EQ(roleName(Role::Parameter), std::string("parameter"));
+}
+
+TEST(ManifestTest, RefusesBadRoles) {
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"role\": \"parameter\"", "\"role\": \"weight\"")),
+      "entries[0] ('layer').args[1] ('wq'): unknown argument role 'weight' "
+      "(expected input, parameter or inout)"));
+  // Results are outputs; arguments never are.
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"role\": \"parameter\"", "\"role\": \"output\"")),
+      "unknown argument role 'output'"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"role\": \"output\"", "\"role\": \"inout\"")),
+      "results[0] ('y'): unknown result role 'inout' (results are output)"));
+  EXPECT_TRUE(mentions(parseError(variant("\"role\": \"input\", ", "")),
+                       "args[0] ('x'): missing field 'role'"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"role\": \"input\"", "\"role\": 1")),
+      "args[0] ('x').role: is not a string"));
+}
+
+TEST(ManifestTest, ReadsTargetKinds) {
+  Expected<Manifest> cuda = parseManifest(
+      variant("\"kind\": \"cpu\"", "\"kind\": \"cuda\", \"arch\": \"sm_90a\""),
+      "m");
+  ASSERT_TRUE(cuda.ok()) << cuda.message();
+  EXPECT_EQ(cuda->target.kind, TargetKind::Cuda);
+  EXPECT_EQ(cuda->target.arch, "sm_90a");
+  // The host code's description is the same for every kind.
+  EXPECT_EQ(cuda->target.cpu, "znver5");
+}
+
+TEST(ManifestTest, RefusesBadTargetKinds) {
+  EXPECT_EQ(parseError(variant("\"kind\": \"cpu\"", "\"kind\": \"tpu\"")),
+            "manifest 'dir/manifest.json': target.kind: unknown target kind "
+            "'tpu' (this runtime knows cpu, cuda)");
+  EXPECT_TRUE(mentions(parseError(variant("\"kind\": \"cpu\", ", "")),
+                       "target: missing field 'kind'"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"", "\"kind\": \"cuda\"")),
+      "target: missing field 'arch'"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cuda\", \"arch\": \"compute_90\"")),
+      "target.arch: 'compute_90' is not a CUDA architecture (sm_NN)"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cuda\", \"arch\": \"sm_\"")),
+      "is not a CUDA architecture"));
+}
+
+TEST(ManifestTest, ReadsDynamicDimensions) {
+  Expected<Manifest> m = parseManifest(kGood, "good");
+  ASSERT_TRUE(m.ok()) << m.message();
+  const EntrySpec &step = *m->findEntry("step");
+  const TensorSpec &tokens = step.args[1];
+  EXPECT_EQ(tokens.shape, (std::vector<int64_t>{-1, 16, -1}));
+  ASSERT_TRUE(tokens.hasDynamicDims());
+  ASSERT_EQ(tokens.dims.size(), 3u);
+  ASSERT_TRUE(tokens.dims[0]);
+  EXPECT_EQ(tokens.dims[0]->symbol, "B");
+  EXPECT_EQ(tokens.dims[0]->max, 8);
+  EXPECT_FALSE(tokens.dims[1]);
+  EXPECT_EQ(tokens.dims[2]->max, 512);
+  EXPECT_EQ(tokens.describe(), "i32 [B<=8,16,T<=512]");
+  // Unbound symbols take their bound; bound ones their size.
+  EXPECT_EQ(tokens.concreteShape(), (std::vector<int64_t>{8, 16, 512}));
+  EXPECT_EQ(tokens.concreteShape({{"T", 100}}),
+            (std::vector<int64_t>{8, 16, 100}));
+}
+
+TEST(ManifestTest, MatchesShapesAgainstDynamicDimensions) {
+  Expected<Manifest> m = parseManifest(kGood, "good");
+  ASSERT_TRUE(m.ok()) << m.message();
+  const EntrySpec &step = *m->findEntry("step");
+  const TensorSpec &tokens = step.args[1], &mask = step.args[2];
+  DimSizes sizes;
+  // Within the bounds, and at them.
+  EXPECT_TRUE(tokens.matchShape({3, 16, 512}, sizes, "t").ok());
+  EXPECT_EQ(sizes, (DimSizes{{"B", 3}, {"T", 512}}));
+  EXPECT_TRUE(mask.matchShape({3}, sizes, "m").ok());
+  // Above a bound: named with the dimension, its symbol and the bound.
+  DimSizes fresh;
+  Status s = tokens.matchShape({9, 16, 4}, fresh, "entry 'step': input 'tokens'");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'step': input 'tokens' has size 9 in "
+                         "dimension 0 ('B'), above its bound 8");
+  s = tokens.matchShape({2, 16, 513}, fresh, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(mentions(s.message(), "size 513 in dimension 2 ('T'), above its "
+                                    "bound 512"));
+  s = tokens.matchShape({0, 16, 4}, fresh, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(mentions(s.message(), "a dynamic dimension is at least 1"));
+  // A symbol shared by two arguments must agree.
+  s = mask.matchShape({4}, sizes, "entry 'step': input 'mask'");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "entry 'step': input 'mask' has size 4 in dimension "
+                         "0 ('B'), but 'B' is 3 in an earlier argument");
+  // Static dimensions and the rank are compared as before.
+  s = tokens.matchShape({3, 15, 4}, fresh, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "t has shape [3,15,4], expected [B<=8,16,T<=512]");
+  s = tokens.matchShape({3, 16}, fresh, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(mentions(s.message(), "has shape [3,16], expected"));
+}
+
+TEST(ManifestTest, RefusesBadDynamicDimensions) {
+  const std::string dims =
+      "\"dims\": [{\"symbol\": \"B\", \"max\": 8}, null, {\"symbol\": \"T\", "
+      "\"max\": 512}]";
+  EXPECT_TRUE(mentions(
+      parseError(variant(",\n        " + dims, "")),
+      "args[1] ('tokens'): shape [-1,16,-1] has a dynamic dimension (-1) but "
+      "no dims"));
+  EXPECT_TRUE(mentions(
+      parseError(variant(dims, "\"dims\": [null, null, null]")),
+      "args[1] ('tokens').dims[0]: is not an object"));
+  EXPECT_TRUE(mentions(
+      parseError(variant(dims, "\"dims\": [{\"symbol\": \"B\", \"max\": 8}]")),
+      "dims is not an array of 3 entries (one per dimension)"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("null, {\"symbol\": \"T\"", "{\"symbol\": \"C\", "
+                                                    "\"max\": 2}, {\"symbol\": \"T\"")),
+      "dims[1]: must be null: dimension 1 is static"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"max\": 512", "\"max\": 0")),
+      "dims[2]: max is not an integer >= 1"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("{\"symbol\": \"T\", ", "{\"symbol\": \"\", ")),
+      "dims[2]: has an empty symbol"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"shape\": [32]",
+                         "\"shape\": [32], \"dims\": [{\"symbol\": \"B\", \"max\": 8}]")),
+      "has dims but shape [32] has no dynamic dimension (-1)"));
+  // One bound per symbol in an entry.
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"dims\": [{\"symbol\": \"B\", \"max\": 8}]}",
+                         "\"dims\": [{\"symbol\": \"B\", \"max\": 9}]}")),
+      "entries[1] ('step'): argument 'mask' dimension 0 bounds symbol 'B' by 9 "
+      "but argument 'tokens' dimension 0 bounds it by 8"));
+  // A result's dynamic size must come from the arguments.
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"B\"",
+                         "\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"N\"")),
+      "result 'logits' dimension 0 has symbol 'N', which no argument has"));
 }
 
 TEST(ManifestTest, RefusesBadLibrary) {
@@ -123,6 +319,12 @@ TEST(ManifestTest, RefusesBadLibrary) {
                        "not a file name inside the module directory"));
   EXPECT_TRUE(mentions(parseError(variant("\"module.so\"", "3")),
                        "library: is not a string"));
+}
+
+TEST(ManifestTest, RefusesArgumentFieldsOnResults) {
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"role\": \"output\",", "\"role\": \"output\", \"default\": 1,")),
+      "results[0] ('y'): a result has no default"));
 }
 
 TEST(ManifestTest, RefusesBadTarget) {
@@ -142,9 +344,10 @@ TEST(ManifestTest, RefusesUnknownDType) {
   EXPECT_TRUE(mentions(msg, "entries[0] ('layer').args[0] ('x')"));
 }
 
-TEST(ManifestTest, RefusesDynamicAndNegativeDimensions) {
+TEST(ManifestTest, RefusesNegativeDimensions) {
   EXPECT_TRUE(mentions(parseError(variant("[2, 64, 32]", "[2, -1, 32]")),
-                       "dynamic dimension (-1)"));
+                       "shape [2,-1,32] has a dynamic dimension (-1) but no "
+                       "dims"));
   EXPECT_TRUE(mentions(parseError(variant("[2, 64, 32]", "[2, -3, 32]")),
                        "negative dimension"));
   EXPECT_TRUE(mentions(parseError(variant("[2, 64, 32]", "[2, 6.5, 32]")),
@@ -210,7 +413,7 @@ TEST_F(ManifestFileTest, ReadsFileAndNamesMissingOne) {
   writeBytes(path("manifest.json"), kGood);
   Expected<Manifest> m = readManifest(path("manifest.json"));
   ASSERT_TRUE(m.ok()) << m.message();
-  EXPECT_EQ(m->entries.size(), 2u);
+  EXPECT_EQ(m->entries.size(), 3u);
   Expected<Manifest> missing = readManifest(path("nope/manifest.json"));
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(mentions(missing.message(), path("nope/manifest.json")));

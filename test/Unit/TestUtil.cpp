@@ -146,6 +146,27 @@ void _hkt_packed_sum(void **args) {
   s->aligned[s->offset] = acc;
 }
 
+/* p (in-out) -= 0.5 * g; s = sum of the new p. */
+void _hkt_packed_step(void **args) {
+  F32x1 *p = args[0], *g = args[1];
+  F32x0 *s = args[2];
+  float acc = 0;
+  for (int64_t i = 0; i < p->sizes[0]; ++i) {
+    AT(p, i) -= 0.5f * AT(g, i);
+    acc += AT(p, i);
+  }
+  s->aligned[s->offset] = acc;
+}
+
+/* x: f32[B, 2] with B dynamic; y = 2 * x, same shape. */
+void _hkt_packed_twice(void **args) {
+  F32x2 *x = args[0], *y = args[1];
+  for (int64_t i = 0; i < x->sizes[0]; ++i)
+    for (int64_t j = 0; j < x->sizes[1]; ++j)
+      y->aligned[y->offset + i * y->strides[0] + j * y->strides[1]] =
+          2 * x->aligned[x->offset + i * x->strides[0] + j * x->strides[1]];
+}
+
 void _hkt_packed_probe(void **args) {
   F32x2 *in = args[0];
   I64x1 *out = args[1];
@@ -163,30 +184,44 @@ void _hkt_packed_probe(void **args) {
 std::string hkt::test::tinyManifest(const std::vector<std::string> &entries,
                                     const std::vector<std::string> &features,
                                     const std::string &triple) {
-  auto f32x4 = [](const char *name) {
-    return std::string("{\"name\": \"") + name +
-           "\", \"dtype\": \"f32\", \"shape\": [4]}";
+  auto spec = [](const char *name, const char *role,
+                 const std::string &rest) {
+    return std::string("{\"name\": \"") + name + "\", \"role\": \"" + role +
+           "\", " + rest + "}";
   };
+  const std::string f32x4 = "\"dtype\": \"f32\", \"shape\": [4]";
+  const std::string f32x0 = "\"dtype\": \"f32\", \"shape\": []";
   std::string list;
   for (const std::string &e : entries) {
     std::string body;
     if (e == "add")
-      body = "\"args\": [" + f32x4("x") + ", " + f32x4("y") +
-             "], \"results\": [" + f32x4("z") + "]";
+      body = "\"args\": [" + spec("x", "input", f32x4) + ", " +
+             spec("y", "input", f32x4) + "], \"results\": [" +
+             spec("z", "output", f32x4) + "]";
     else if (e == "masked")
-      body = "\"args\": [" + f32x4("x") + ", " + f32x4("y") +
-             ", {\"name\": \"keep\", \"dtype\": \"i32\", \"shape\": [4], "
-             "\"default\": 1, \"range\": [0, 1]}], \"results\": [" +
-             f32x4("z") + "]";
+      body = "\"args\": [" + spec("x", "input", f32x4) + ", " +
+             spec("y", "parameter", f32x4) + ", " +
+             spec("keep", "input",
+                  "\"dtype\": \"i32\", \"shape\": [4], \"default\": 1, "
+                  "\"range\": [0, 1]") +
+             "], \"results\": [" + spec("z", "output", f32x4) + "]";
     else if (e == "sum")
-      body = "\"args\": [" + f32x4("x") +
-             "], \"results\": [{\"name\": \"s\", \"dtype\": \"f32\", "
-             "\"shape\": []}]";
-    else if (e == "probe")
-      body = "\"args\": [{\"name\": \"in\", \"dtype\": \"f32\", \"shape\": [2, "
-             "3]}], "
-             "\"results\": [{\"name\": \"out\", \"dtype\": \"i64\", \"shape\": "
-             "[8]}]";
+      body = "\"args\": [" + spec("x", "input", f32x4) +
+             "], \"results\": [" + spec("s", "output", f32x0) + "]";
+    else if (e == "step")
+      body = "\"args\": [" + spec("p", "inout", f32x4) + ", " +
+             spec("g", "input", f32x4) + "], \"results\": [" +
+             spec("s", "output", f32x0) + "]";
+    else if (e == "twice") {
+      std::string dyn = "\"dtype\": \"f32\", \"shape\": [-1, 2], \"dims\": "
+                        "[{\"symbol\": \"B\", \"max\": 8}, null]";
+      body = "\"args\": [" + spec("x", "input", dyn) + "], \"results\": [" +
+             spec("y", "output", dyn) + "]";
+    } else if (e == "probe")
+      body = "\"args\": [" +
+             spec("in", "input", "\"dtype\": \"f32\", \"shape\": [2, 3]") +
+             "], \"results\": [" +
+             spec("out", "output", "\"dtype\": \"i64\", \"shape\": [8]") + "]";
     else
       body = "\"args\": [], \"results\": []"; // names a missing symbol
     list += std::string(list.empty() ? "" : ",\n") + "    {\"name\": \"" + e +
@@ -195,9 +230,9 @@ std::string hkt::test::tinyManifest(const std::vector<std::string> &entries,
   std::string feats;
   for (const std::string &f : features)
     feats += std::string(feats.empty() ? "" : ", ") + "\"" + f + "\"";
-  return "{\n  \"format\": \"hkt-module\",\n  \"version\": 1,\n"
+  return "{\n  \"format\": \"hkt-module\",\n  \"version\": 2,\n"
          "  \"library\": \"module.so\",\n"
-         "  \"target\": {\"triple\": \"" +
+         "  \"target\": {\"kind\": \"cpu\", \"triple\": \"" +
          triple +
          "\", \"cpu\": \"x86-64\", "
          "\"features\": [" +

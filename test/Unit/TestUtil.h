@@ -60,9 +60,12 @@ std::vector<float> valuesF32(const runtime::Tensor &t);
 /// Writes the tiny test module into `dir`: module.so compiled with `cc` from
 /// C code exporting _hkt_packed_add (z = x + y, f32[4]), _hkt_packed_masked
 /// (z = keep ? x + y : 0, with keep an i32[4] defaulting to 1 in [0, 1]),
-/// _hkt_packed_sum (a rank-0 result) and _hkt_packed_probe (reports the
-/// descriptor it receives for an f32[2,3]). `entries` selects which the
-/// manifest lists. Returns false with `why` set when no C compiler is found.
+/// _hkt_packed_sum (a rank-0 result), _hkt_packed_step (p, in-out, -= 0.5 g;
+/// s = sum of the new p), _hkt_packed_twice (y = 2 x for x of shape
+/// [B<=8, 2], B dynamic) and _hkt_packed_probe (reports the descriptor it
+/// receives for an f32[2,3]). `entries` selects which the manifest (format
+/// version 2) lists. Returns false with `why` set when no C compiler is
+/// found.
 bool buildTinyModule(const std::string &dir, std::string &why,
                      const std::vector<std::string> &entries = {
                          "add", "masked", "sum", "probe"});

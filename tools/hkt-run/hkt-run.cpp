@@ -11,8 +11,8 @@
 // Loads the module directory OUT written by hkt-compile, binds the entry's
 // arguments by name (from .npy files, a safetensors file, the manifest's
 // defaults or a seeded random fill), calls it and writes the requested
-// results as .npy files. Exit status: 0 on success, 1 on an error, 2 on a
-// usage error.
+// results, and the new values of in-out arguments, as .npy files. Exit
+// status: 0 on success, 1 on an error, 2 on a usage error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,15 +57,21 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
                          by name (may be repeated)
   --params-prefix P      use only the params tensors whose name starts with P,
                          with P stripped
-  --output NAME=FILE     write result NAME to a .npy file
+  --output NAME=FILE     write result NAME to a .npy file; NAME may also be
+                         an in-out argument, whose value after the call is
+                         written
   --random SEED          fill unbound arguments that have no default with
-                         deterministic pseudo-random values
+                         deterministic pseudo-random values (a dynamic
+                         dimension takes the size the bound arguments give
+                         it, else its bound)
   --threads N            run with N threads (sets OMP_NUM_THREADS)
   --bench N              after one warm-up call, time N calls and print
                          {"median_ms":..,"min_ms":..,"max_rss_mb":..,
                           "inputs_mb":..,"n":..,"threads":..}: max_rss_mb is
                          the process's peak resident set, inputs_mb the size
-                         of all arguments and results, both in MiB
+                         of all arguments and results, both in MiB (every
+                         call, the warm-up included, updates in-out
+                         arguments)
   --quiet                print nothing but errors
 )";
 
@@ -193,13 +199,17 @@ Options parseCommandLine(int argc, char **argv) {
   return o;
 }
 
-/// "'a', 'b'" (or "none") for messages.
-std::string nameList(const std::vector<TensorSpec> &specs) {
+/// "'a', 'b'" (or "none") for messages: the specs for which `keep` holds.
+std::string nameList(const std::vector<TensorSpec> &specs,
+                     bool (*keep)(const TensorSpec &) = nullptr) {
   std::string s;
   for (const TensorSpec &spec : specs)
-    s += (s.empty() ? "'" : ", '") + spec.name + "'";
+    if (!keep || keep(spec))
+      s += (s.empty() ? "'" : ", '") + spec.name + "'";
   return s.empty() ? "none" : s;
 }
+
+bool isInOut(const TensorSpec &spec) { return spec.isInOut(); }
 
 /// A bound argument: its tensor and where it came from.
 struct Binding {
@@ -271,13 +281,21 @@ int run(const Options &o) {
   const EntrySpec &spec = entry->spec();
   std::string entryName = "entry '" + spec.name + "'";
 
-  // Check the outputs before doing any work.
+  // Check the outputs before doing any work. An in-out argument is an output
+  // too: its value after the call.
   std::set<std::string> outputNames, outputFiles;
   for (const auto &[name, file] : o.outputs) {
-    if (!spec.findResult(name))
+    const TensorSpec *arg = spec.findArg(name);
+    if (!spec.findResult(name) && !(arg && arg->isInOut())) {
+      if (!spec.hasInOutArgs())
+        fail("--output " + name + "=" + file + ": " + entryName +
+             " has no result '" + name +
+             "'; its results are: " + nameList(spec.results));
       fail("--output " + name + "=" + file + ": " + entryName +
-           " has no result '" + name +
-           "'; its results are: " + nameList(spec.results));
+           " has no result or in-out argument '" + name +
+           "'; its results are: " + nameList(spec.results) +
+           "; its in-out arguments: " + nameList(spec.args, isInOut));
+    }
     if (!outputNames.insert(name).second)
       fail("result '" + name + "' is given to --output twice");
     if (!outputFiles.insert(file).second)
@@ -325,6 +343,12 @@ int run(const Options &o) {
       bound[name] = {std::move(nt.tensor), source};
     }
   }
+  // The sizes that bound arguments give the dynamic dimensions (mismatches
+  // are reported below): filled arguments take them.
+  DimSizes sizes;
+  for (const TensorSpec &arg : spec.args)
+    if (auto it = bound.find(arg.name); it != bound.end())
+      (void)arg.matchShape(it->second.tensor.shape(), sizes, "");
   std::vector<std::string> unbound;
   for (const TensorSpec &arg : spec.args) {
     if (bound.count(arg.name))
@@ -333,7 +357,8 @@ int run(const Options &o) {
       unbound.push_back(arg.name);
       continue;
     }
-    Expected<Tensor> t = Tensor::allocate(arg.dtype, arg.shape);
+    Expected<Tensor> t =
+        Tensor::allocate(arg.dtype, arg.concreteShape(sizes));
     if (!t)
       fail("argument '" + arg.name + "': " + t.message());
     if (arg.defaultValue) {
@@ -365,23 +390,27 @@ int run(const Options &o) {
   // Entry::call checks these too, but here the message can say where the
   // offending tensor came from.
   std::vector<Tensor *> args;
+  DimSizes callSizes;
   for (const TensorSpec &arg : spec.args) {
     const Binding &b = bound[arg.name];
-    std::string problem;
+    std::string who = entryName + ": " +
+                      (arg.isInOut() ? "in-out argument '" : "input '") +
+                      arg.name + "'";
     if (b.tensor.dtype() != arg.dtype)
-      problem = std::string("dtype ") + dtypeName(b.tensor.dtype()) +
-                ", expected " + dtypeName(arg.dtype);
-    else if (b.tensor.shape() != arg.shape)
-      problem = "shape " + formatShape(b.tensor.shape()) + ", expected " +
-                formatShape(arg.shape);
-    if (!problem.empty())
-      fail(entryName + ": input '" + arg.name + "' has " + problem + " (from " +
-           b.source + ")");
+      fail(who + " has dtype " + dtypeName(b.tensor.dtype()) + ", expected " +
+           dtypeName(arg.dtype) + " (from " + b.source + ")");
+    if (Status s = arg.matchShape(b.tensor.shape(), callSizes, who); !s.ok())
+      fail(s.message() + " (from " + b.source + ")");
     args.push_back(&bound[arg.name].tensor);
   }
+  Expected<std::vector<std::vector<int64_t>>> resultShapes =
+      entry->resultShapes(std::vector<const Tensor *>(args.begin(), args.end()));
+  if (!resultShapes)
+    fail(resultShapes.message());
   std::vector<Tensor> resultStorage;
-  for (const TensorSpec &res : spec.results) {
-    Expected<Tensor> t = Tensor::allocate(res.dtype, res.shape);
+  for (size_t i = 0; i < spec.results.size(); ++i) {
+    const TensorSpec &res = spec.results[i];
+    Expected<Tensor> t = Tensor::allocate(res.dtype, (*resultShapes)[i]);
     if (!t)
       fail("result '" + res.name + "': " + t.message());
     resultStorage.push_back(std::move(t).value());
@@ -394,8 +423,10 @@ int run(const Options &o) {
     std::fprintf(stderr, "hkt-run: module '%s', %s\n", o.moduleDir.c_str(),
                  entryName.c_str());
     for (const TensorSpec &arg : spec.args)
-      std::fprintf(stderr, "  arg %s: %s from %s\n", arg.name.c_str(),
-                   arg.describe().c_str(), bound[arg.name].source.c_str());
+      std::fprintf(stderr, "  arg %s: %s from %s%s\n", arg.name.c_str(),
+                   bound[arg.name].tensor.describe().c_str(),
+                   bound[arg.name].source.c_str(),
+                   arg.isInOut() ? " (in-out)" : "");
   }
 
   // Entry::call checks dtypes, shapes and ranges before running the code.
@@ -430,13 +461,16 @@ int run(const Options &o) {
   }
 
   for (const auto &[name, file] : o.outputs) {
-    size_t index =
-        static_cast<size_t>(spec.findResult(name) - spec.results.data());
-    if (Status s = writeNpy(file, resultStorage[index]); !s.ok())
+    const Tensor *out = nullptr;
+    if (const TensorSpec *res = spec.findResult(name))
+      out = &resultStorage[static_cast<size_t>(res - spec.results.data())];
+    else
+      out = &bound[name].tensor; // an in-out argument
+    if (Status s = writeNpy(file, *out); !s.ok())
       fail(s.message());
     if (!o.quiet)
       std::fprintf(stderr, "hkt-run: wrote %s (%s) to %s\n", name.c_str(),
-                   resultStorage[index].describe().c_str(), file.c_str());
+                   out->describe().c_str(), file.c_str());
   }
   return 0;
 }
