@@ -10,8 +10,8 @@
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
@@ -139,9 +139,8 @@ FailureOr<TensorSpec> describe(func::FuncOp fn, Type type, DictionaryAttr attrs,
       continue;
     }
     spec.shape[d] = fmt::kDynamicDim;
-    std::string symbol =
-        symbols ? cast<StringAttr>(symbols[d]).getValue().str()
-                : (Twine(spec.name) + "." + Twine(d)).str();
+    std::string symbol = symbols ? cast<StringAttr>(symbols[d]).getValue().str()
+                                 : (Twine(spec.name) + "." + Twine(d)).str();
     spec.dims.push_back(DynamicDim{symbol, bounds[d]});
   }
   return spec;
@@ -176,8 +175,9 @@ LogicalResult prepareArguments(func::FuncOp fn, const EntrySpec &entry) {
   StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     if (isa<TensorType>(fn.getArgumentTypes()[i]))
-      fn.setArgAttr(i, writable,
-                    BoolAttr::get(ctx, entry.args[i].role == fmt::role::kInOut));
+      fn.setArgAttr(
+          i, writable,
+          BoolAttr::get(ctx, entry.args[i].role == fmt::role::kInOut));
   if (llvm::none_of(entry.resultInOut,
                     [](std::optional<unsigned> a) { return a.has_value(); }))
     return success();
@@ -193,7 +193,8 @@ LogicalResult prepareArguments(func::FuncOp fn, const EntrySpec &entry) {
     // old value: copy it on entry, before anything can overwrite it.
     for (OpOperand &operand : ret->getOpOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand.get());
-      std::optional<unsigned> self = entry.resultInOut[operand.getOperandNumber()];
+      std::optional<unsigned> self =
+          entry.resultInOut[operand.getOperandNumber()];
       if (!arg || arg.getOwner() != &entryBlock ||
           entry.args[arg.getArgNumber()].role != fmt::role::kInOut ||
           self == arg.getArgNumber())
@@ -203,7 +204,8 @@ LogicalResult prepareArguments(func::FuncOp fn, const EntrySpec &entry) {
       SmallVector<Value> sizes;
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
-          sizes.push_back(tensor::DimOp::create(rewriter, arg.getLoc(), arg, d));
+          sizes.push_back(
+              tensor::DimOp::create(rewriter, arg.getLoc(), arg, d));
       operand.set(bufferization::AllocTensorOp::create(
           rewriter, arg.getLoc(), type, sizes, /*copy=*/arg));
     }
@@ -317,20 +319,19 @@ LogicalResult addPackedEntries(llvm::Module &module,
     // return their argument's buffer) leaves only the manifest's results.
     bool inOutResultsDropped =
         target && target->arg_size() == numArgs + entry.results.size();
-    if (!target ||
-        (target->arg_size() != arity && !inOutResultsDropped))
+    if (!target || (target->arg_size() != arity && !inOutResultsDropped))
       return emitError(loc) << "internal error: the lowered entry '"
                             << entry.name << "' does not take " << arity
                             << " memref descriptors";
     auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
                                          /*isVarArg=*/false);
-    auto *packed = llvm::Function::Create(
-        type, llvm::Function::ExternalLinkage,
-        fmt::kPackedSymbolPrefix + entry.name, module);
+    auto *packed =
+        llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                               fmt::kPackedSymbolPrefix + entry.name, module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
     auto load = [&](size_t slot) -> llvm::Value * {
-      return b.CreateLoad(
-          ptr, b.CreateConstGEP1_64(ptr, packed->getArg(0), slot));
+      return b.CreateLoad(ptr,
+                          b.CreateConstGEP1_64(ptr, packed->getArg(0), slot));
     };
     SmallVector<llvm::Value *> callArgs;
     for (size_t i = 0; i < numArgs; ++i)
@@ -365,10 +366,10 @@ llvm::json::Value manifestJson(const CpuTarget &target,
       if (!spec.dims.empty()) {
         llvm::json::Array dims;
         for (const std::optional<DynamicDim> &d : spec.dims)
-          dims.push_back(d ? llvm::json::Value(llvm::json::Object{
-                                 {key::kDimSymbol, d->symbol},
-                                 {key::kDimMax, d->max}})
-                           : llvm::json::Value(nullptr));
+          dims.push_back(
+              d ? llvm::json::Value(llvm::json::Object{
+                      {key::kDimSymbol, d->symbol}, {key::kDimMax, d->max}})
+                : llvm::json::Value(nullptr));
         obj[key::kDims] = std::move(dims);
       }
       if (spec.defaultValue)
@@ -391,11 +392,11 @@ llvm::json::Value manifestJson(const CpuTarget &target,
       {key::kFormat, fmt::kFormatName},
       {key::kVersion, fmt::kVersion},
       {key::kLibrary, fmt::kLibraryFile},
-      {key::kTarget,
-       llvm::json::Object{{key::kKind, fmt::target_kind::kCpu},
-                          {key::kTriple, target.triple},
-                          {key::kCpu, target.cpu},
-                          {key::kFeatures, llvm::json::Array(target.features)}}},
+      {key::kTarget, llvm::json::Object{{key::kKind, fmt::target_kind::kCpu},
+                                        {key::kTriple, target.triple},
+                                        {key::kCpu, target.cpu},
+                                        {key::kFeatures,
+                                         llvm::json::Array(target.features)}}},
       {key::kEntries, std::move(entryArray)}};
 }
 
@@ -519,8 +520,8 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     codegen.run(*llvmModule);
   }
   bool openmp = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
-  if (failed(linkSharedObject(loc, objectPath, (tmpDir + "/" + fmt::kLibraryFile).str(),
-                              openmp)))
+  if (failed(linkSharedObject(
+          loc, objectPath, (tmpDir + "/" + fmt::kLibraryFile).str(), openmp)))
     return failure();
   llvm::sys::fs::remove(objectPath);
 

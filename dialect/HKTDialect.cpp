@@ -41,9 +41,8 @@ Type elementTypeOf(Type type) {
 
 /// `name` is one of the attributes this dialect defines on arguments or
 /// results: the message for an unknown one lists them.
-constexpr const char *kArgAttrs[] = {attr::kName,   attr::kDefault,
-                                     attr::kRange,  attr::kRole,
-                                     attr::kBounds, attr::kDims};
+constexpr const char *kArgAttrs[] = {attr::kName, attr::kDefault, attr::kRange,
+                                     attr::kRole, attr::kBounds,  attr::kDims};
 constexpr const char *kResultAttrs[] = {attr::kName, attr::kInOut};
 
 std::string knownList(ArrayRef<const char *> names) {
@@ -79,8 +78,8 @@ public:
       return emit() << "'" << attr::kInOut
                     << "' is a result attribute: mark the argument with '"
                     << attr::kRole << "' = \"" << role::kInOut
-                    << "\" and its new value, a result, with '"
-                    << attr::kInOut << "' = " << index;
+                    << "\" and its new value, a result, with '" << attr::kInOut
+                    << "' = " << index;
     return emit() << "unknown argument attribute '" << name
                   << "' (known: " << knownList(kArgAttrs) << ")";
   }
@@ -153,8 +152,8 @@ private:
         if (inOut.getInt() == index)
           return success();
     return emit() << "'" << attr::kRole << "' is \"" << role::kInOut
-                  << "\" but no result carries its new value ('"
-                  << attr::kInOut << "' = " << index << ")";
+                  << "\" but no result carries its new value ('" << attr::kInOut
+                  << "' = " << index << ")";
   }
 
   LogicalResult verifyBounds(Attribute value) {
@@ -228,10 +227,9 @@ private:
       for (unsigned other = 0; other < fn.getNumArguments(); ++other) {
         std::optional<int64_t> bound = boundOf(fn, other, symbol);
         if (bound && *bound != bounds[d])
-          return emit() << "symbol '" << symbol << "' has bound "
-                        << bounds[d] << " in dimension " << d
-                        << " but bound " << *bound << " on argument #"
-                        << other;
+          return emit() << "symbol '" << symbol << "' has bound " << bounds[d]
+                        << " in dimension " << d << " but bound " << *bound
+                        << " on argument #" << other;
       }
     }
     return success();
@@ -315,9 +313,10 @@ LogicalResult HKTDialect::verifyRegionArgAttribute(Operation *op,
   return ArgAttrVerifier(fn, argIndex).verify(attribute);
 }
 
-LogicalResult HKTDialect::verifyRegionResultAttribute(
-    Operation *op, unsigned regionIndex, unsigned resultIndex,
-    NamedAttribute attribute) {
+LogicalResult
+HKTDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
+                                        unsigned resultIndex,
+                                        NamedAttribute attribute) {
   auto fn = dyn_cast<FunctionOpInterface>(op);
   if (!fn || regionIndex != 0)
     return op->emitError() << "'" << attribute.getName().getValue()

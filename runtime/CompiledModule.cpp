@@ -39,16 +39,15 @@ std::string describeIndex(const std::vector<int64_t> &shape, int64_t flat) {
 Status checkArgs(const EntrySpec &spec,
                  const std::vector<const Tensor *> &tensors, DimSizes &sizes) {
   if (tensors.size() != spec.args.size())
-    return Status::error(concat("entry '", spec.name, "' takes ",
-                                spec.args.size(), " input",
-                                spec.args.size() == 1 ? "" : "s", ", got ",
-                                tensors.size()));
+    return Status::error(
+        concat("entry '", spec.name, "' takes ", spec.args.size(), " input",
+               spec.args.size() == 1 ? "" : "s", ", got ", tensors.size()));
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const TensorSpec &s = spec.args[i];
     const Tensor *t = tensors[i];
-    std::string who = concat("entry '", spec.name, "': ",
-                             s.isInOut() ? "in-out argument" : "input", " '",
-                             s.name, "'");
+    std::string who = concat("entry '", spec.name,
+                             "': ", s.isInOut() ? "in-out argument" : "input",
+                             " '", s.name, "'");
     if (!t)
       return Status::error(who + " is missing (null)");
     if (t->dtype() != s.dtype)
@@ -75,15 +74,13 @@ Status checkResults(const EntrySpec &spec,
                     const std::vector<const Tensor *> &tensors,
                     const DimSizes &sizes) {
   if (tensors.size() != spec.results.size())
-    return Status::error(concat("entry '", spec.name, "' takes ",
-                                spec.results.size(), " result",
-                                spec.results.size() == 1 ? "" : "s", ", got ",
-                                tensors.size()));
+    return Status::error(
+        concat("entry '", spec.name, "' takes ", spec.results.size(), " result",
+               spec.results.size() == 1 ? "" : "s", ", got ", tensors.size()));
   for (size_t i = 0; i < spec.results.size(); ++i) {
     const TensorSpec &s = spec.results[i];
     const Tensor *t = tensors[i];
-    std::string who =
-        concat("entry '", spec.name, "': result '", s.name, "'");
+    std::string who = concat("entry '", spec.name, "': result '", s.name, "'");
     if (!t)
       return Status::error(who + " is missing (null)");
     if (t->dtype() != s.dtype)
@@ -125,11 +122,10 @@ Status checkAliasing(const EntrySpec &spec,
     for (size_t j = i + 1; j < spans.size(); ++j)
       if ((spans[i].written || spans[j].written) &&
           spans[i].begin < spans[j].end && spans[j].begin < spans[i].end)
-        return Status::error(concat("entry '", spec.name, "': ",
-                                    spans[i].who, " and ", spans[j].who,
-                                    " share memory, but the call writes ",
-                                    spans[i].written ? spans[i].who
-                                                     : spans[j].who));
+        return Status::error(
+            concat("entry '", spec.name, "': ", spans[i].who, " and ",
+                   spans[j].who, " share memory, but the call writes ",
+                   spans[i].written ? spans[i].who : spans[j].who));
   return Status::success();
 }
 
@@ -157,8 +153,7 @@ Status checkHost(const Manifest &mf, const std::string &dir,
   // dlopen gives a less helpful "wrong ELF class" message.
   const std::string &triple = mf.target.triple;
   if (triple.rfind("x86_64", 0) != 0)
-    return Status::error(concat("module '", dir, "' was compiled for '",
-                                triple,
+    return Status::error(concat("module '", dir, "' was compiled for '", triple,
                                 "', which this x86_64 machine cannot run"));
 #endif
   const std::set<std::string> *flags = options.cpuFlags;

@@ -150,8 +150,8 @@ private:
                 std::isdigit(static_cast<unsigned char>(t.arch[digits]));
       for (size_t i = digits; ok && i < t.arch.size(); ++i)
         ok = std::isdigit(static_cast<unsigned char>(t.arch[i])) ||
-             (i + 1 == t.arch.size() && std::islower(
-                                            static_cast<unsigned char>(t.arch[i])));
+             (i + 1 == t.arch.size() &&
+              std::islower(static_cast<unsigned char>(t.arch[i])));
       if (!ok)
         error(join(path, key::kArch),
               concat("'", t.arch, "' is not a CUDA architecture (sm_NN)"));
@@ -189,8 +189,7 @@ private:
           const DynamicDim &dim = *s.dims[d];
           std::string here = concat(args ? "argument '" : "result '", s.name,
                                     "' dimension ", d);
-          auto [it, inserted] =
-              bounds.try_emplace(dim.symbol, dim.max, here);
+          auto [it, inserted] = bounds.try_emplace(dim.symbol, dim.max, here);
           if (!args && inserted)
             error(path, concat(here, " has symbol '", dim.symbol,
                                "', which no argument has: the size of a "
@@ -416,8 +415,8 @@ std::vector<int64_t> TensorSpec::concreteShape(const DimSizes &sizes) const {
   return out;
 }
 
-Status TensorSpec::matchShape(const std::vector<int64_t> &got,
-                              DimSizes &sizes, const std::string &who) const {
+Status TensorSpec::matchShape(const std::vector<int64_t> &got, DimSizes &sizes,
+                              const std::string &who) const {
   if (got.size() != shape.size())
     return Status::error(concat(who, " has shape ", formatShape(got),
                                 ", expected ", describeShape()));
@@ -430,18 +429,16 @@ Status TensorSpec::matchShape(const std::vector<int64_t> &got,
     if (!dims[d])
       continue;
     const DynamicDim &dim = *dims[d];
-    std::string where =
-        concat(who, " has size ", got[d], " in dimension ", d, " ('",
-               dim.symbol, "')");
+    std::string where = concat(who, " has size ", got[d], " in dimension ", d,
+                               " ('", dim.symbol, "')");
     if (got[d] > dim.max)
       return Status::error(concat(where, ", above its bound ", dim.max));
     if (got[d] < 1)
       return Status::error(where + "; a dynamic dimension is at least 1");
     auto [it, inserted] = sizes.try_emplace(dim.symbol, got[d]);
     if (!inserted && it->second != got[d])
-      return Status::error(concat(where, ", but '", dim.symbol,
-                                  "' is ", it->second,
-                                  " in an earlier argument"));
+      return Status::error(concat(where, ", but '", dim.symbol, "' is ",
+                                  it->second, " in an earlier argument"));
   }
   return Status::success();
 }

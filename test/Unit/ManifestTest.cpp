@@ -181,9 +181,9 @@ TEST(ManifestTest, RefusesBadRoles) {
       "results[0] ('y'): unknown result role 'inout' (results are output)"));
   EXPECT_TRUE(mentions(parseError(variant("\"role\": \"input\", ", "")),
                        "args[0] ('x'): missing field 'role'"));
-  EXPECT_TRUE(mentions(
-      parseError(variant("\"role\": \"input\"", "\"role\": 1")),
-      "args[0] ('x').role: is not a string"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"role\": \"input\"", "\"role\": 1")),
+               "args[0] ('x').role: is not a string"));
 }
 
 TEST(ManifestTest, ReadsTargetKinds) {
@@ -203,17 +203,17 @@ TEST(ManifestTest, RefusesBadTargetKinds) {
             "'tpu' (this runtime knows cpu, cuda)");
   EXPECT_TRUE(mentions(parseError(variant("\"kind\": \"cpu\", ", "")),
                        "target: missing field 'kind'"));
-  EXPECT_TRUE(mentions(
-      parseError(variant("\"kind\": \"cpu\"", "\"kind\": \"cuda\"")),
-      "target: missing field 'arch'"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"kind\": \"cpu\"", "\"kind\": \"cuda\"")),
+               "target: missing field 'arch'"));
   EXPECT_TRUE(mentions(
       parseError(variant("\"kind\": \"cpu\"",
                          "\"kind\": \"cuda\", \"arch\": \"compute_90\"")),
       "target.arch: 'compute_90' is not a CUDA architecture (sm_NN)"));
-  EXPECT_TRUE(mentions(
-      parseError(variant("\"kind\": \"cpu\"",
-                         "\"kind\": \"cuda\", \"arch\": \"sm_\"")),
-      "is not a CUDA architecture"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"kind\": \"cpu\"",
+                                  "\"kind\": \"cuda\", \"arch\": \"sm_\"")),
+               "is not a CUDA architecture"));
 }
 
 TEST(ManifestTest, ReadsDynamicDimensions) {
@@ -248,7 +248,8 @@ TEST(ManifestTest, MatchesShapesAgainstDynamicDimensions) {
   EXPECT_TRUE(mask.matchShape({3}, sizes, "m").ok());
   // Above a bound: named with the dimension, its symbol and the bound.
   DimSizes fresh;
-  Status s = tokens.matchShape({9, 16, 4}, fresh, "entry 'step': input 'tokens'");
+  Status s =
+      tokens.matchShape({9, 16, 4}, fresh, "entry 'step': input 'tokens'");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "entry 'step': input 'tokens' has size 9 in "
                          "dimension 0 ('B'), above its bound 8");
@@ -281,25 +282,25 @@ TEST(ManifestTest, RefusesBadDynamicDimensions) {
       parseError(variant(",\n        " + dims, "")),
       "args[1] ('tokens'): shape [-1,16,-1] has a dynamic dimension (-1) but "
       "no dims"));
-  EXPECT_TRUE(mentions(
-      parseError(variant(dims, "\"dims\": [null, null, null]")),
-      "args[1] ('tokens').dims[0]: is not an object"));
+  EXPECT_TRUE(
+      mentions(parseError(variant(dims, "\"dims\": [null, null, null]")),
+               "args[1] ('tokens').dims[0]: is not an object"));
   EXPECT_TRUE(mentions(
       parseError(variant(dims, "\"dims\": [{\"symbol\": \"B\", \"max\": 8}]")),
       "dims is not an array of 3 entries (one per dimension)"));
-  EXPECT_TRUE(mentions(
-      parseError(variant("null, {\"symbol\": \"T\"", "{\"symbol\": \"C\", "
-                                                    "\"max\": 2}, {\"symbol\": \"T\"")),
-      "dims[1]: must be null: dimension 1 is static"));
-  EXPECT_TRUE(mentions(
-      parseError(variant("\"max\": 512", "\"max\": 0")),
-      "dims[2]: max is not an integer >= 1"));
+  EXPECT_TRUE(mentions(parseError(variant("null, {\"symbol\": \"T\"",
+                                          "{\"symbol\": \"C\", "
+                                          "\"max\": 2}, {\"symbol\": \"T\"")),
+                       "dims[1]: must be null: dimension 1 is static"));
+  EXPECT_TRUE(mentions(parseError(variant("\"max\": 512", "\"max\": 0")),
+                       "dims[2]: max is not an integer >= 1"));
   EXPECT_TRUE(mentions(
       parseError(variant("{\"symbol\": \"T\", ", "{\"symbol\": \"\", ")),
       "dims[2]: has an empty symbol"));
   EXPECT_TRUE(mentions(
-      parseError(variant("\"shape\": [32]",
-                         "\"shape\": [32], \"dims\": [{\"symbol\": \"B\", \"max\": 8}]")),
+      parseError(variant(
+          "\"shape\": [32]",
+          "\"shape\": [32], \"dims\": [{\"symbol\": \"B\", \"max\": 8}]")),
       "has dims but shape [32] has no dynamic dimension (-1)"));
   // One bound per symbol in an entry.
   EXPECT_TRUE(mentions(
@@ -309,8 +310,9 @@ TEST(ManifestTest, RefusesBadDynamicDimensions) {
       "but argument 'tokens' dimension 0 bounds it by 8"));
   // A result's dynamic size must come from the arguments.
   EXPECT_TRUE(mentions(
-      parseError(variant("\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"B\"",
-                         "\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"N\"")),
+      parseError(variant(
+          "\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"B\"",
+          "\"shape\": [-1, 10],\n        \"dims\": [{\"symbol\": \"N\"")),
       "result 'logits' dimension 0 has symbol 'N', which no argument has"));
 }
 
@@ -322,9 +324,10 @@ TEST(ManifestTest, RefusesBadLibrary) {
 }
 
 TEST(ManifestTest, RefusesArgumentFieldsOnResults) {
-  EXPECT_TRUE(mentions(
-      parseError(variant("\"role\": \"output\",", "\"role\": \"output\", \"default\": 1,")),
-      "results[0] ('y'): a result has no default"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"role\": \"output\",",
+                                  "\"role\": \"output\", \"default\": 1,")),
+               "results[0] ('y'): a result has no default"));
 }
 
 TEST(ManifestTest, RefusesBadTarget) {

@@ -184,8 +184,7 @@ void _hkt_packed_probe(void **args) {
 std::string hkt::test::tinyManifest(const std::vector<std::string> &entries,
                                     const std::vector<std::string> &features,
                                     const std::string &triple) {
-  auto spec = [](const char *name, const char *role,
-                 const std::string &rest) {
+  auto spec = [](const char *name, const char *role, const std::string &rest) {
     return std::string("{\"name\": \"") + name + "\", \"role\": \"" + role +
            "\", " + rest + "}";
   };
@@ -206,8 +205,8 @@ std::string hkt::test::tinyManifest(const std::vector<std::string> &entries,
                   "\"range\": [0, 1]") +
              "], \"results\": [" + spec("z", "output", f32x4) + "]";
     else if (e == "sum")
-      body = "\"args\": [" + spec("x", "input", f32x4) +
-             "], \"results\": [" + spec("s", "output", f32x0) + "]";
+      body = "\"args\": [" + spec("x", "input", f32x4) + "], \"results\": [" +
+             spec("s", "output", f32x0) + "]";
     else if (e == "step")
       body = "\"args\": [" + spec("p", "inout", f32x4) + ", " +
              spec("g", "input", f32x4) + "], \"results\": [" +

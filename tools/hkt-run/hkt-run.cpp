@@ -357,8 +357,7 @@ int run(const Options &o) {
       unbound.push_back(arg.name);
       continue;
     }
-    Expected<Tensor> t =
-        Tensor::allocate(arg.dtype, arg.concreteShape(sizes));
+    Expected<Tensor> t = Tensor::allocate(arg.dtype, arg.concreteShape(sizes));
     if (!t)
       fail("argument '" + arg.name + "': " + t.message());
     if (arg.defaultValue) {
@@ -404,7 +403,8 @@ int run(const Options &o) {
     args.push_back(&bound[arg.name].tensor);
   }
   Expected<std::vector<std::vector<int64_t>>> resultShapes =
-      entry->resultShapes(std::vector<const Tensor *>(args.begin(), args.end()));
+      entry->resultShapes(
+          std::vector<const Tensor *>(args.begin(), args.end()));
   if (!resultShapes)
     fail(resultShapes.message());
   std::vector<Tensor> resultStorage;
