@@ -223,19 +223,37 @@ class Bench:
         return proc.stdout
 
 
+KERNEL_LABELS = {
+    "avx512f": "AVX-512F FMA",
+    "avx2-fma": "AVX2 FMA",
+    "sse2": "SSE2 mul+add, no FMA",
+    "scalar": "scalar mul+add, no vector FMA",
+}
+
+
 def fma_peak(threads, workdir):
     """fp32 FMA peak of `threads` cores, measured: scripts/fma_peak.c built
-    with cc -O3 -march=native, one copy per thread at once. Returns
-    (GFLOP/s, vector bits) or None when it cannot be built or run."""
+    for the x86-64 baseline (it picks its widest kernel at run time:
+    AVX-512F, else AVX2 + FMA, else SSE2 mul + add), one copy per thread at
+    once. Returns (GFLOP/s, vector bits, kernel label) or None when it cannot
+    be built or run."""
     exe = os.path.join(workdir, "fma_peak")
     src = os.path.join(REPO, "scripts", "fma_peak.c")
     try:
-        subprocess.run(["cc", "-O3", "-march=native", src, "-o", exe],
+        # No -march=native: the kernels carry their own target attributes.
+        # -fno-tree-vectorize keeps the scalar kernel scalar,
+        # -ffp-contract=off keeps the mul + add kernels mul + add.
+        subprocess.run(["cc", "-O3", "-fno-tree-vectorize", "-ffp-contract=off",
+                        src, "-o", exe],
                        check=True, capture_output=True, timeout=60)
         procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True)
                  for _ in range(threads)]
         results = [p.communicate(timeout=120)[0].split() for p in procs]
-        return sum(float(r[0]) for r in results), int(results[0][1])
+        if any(p.returncode != 0 for p in procs):
+            return None
+        kernel = results[0][2]
+        return (sum(float(r[0]) for r in results), int(results[0][1]),
+                KERNEL_LABELS.get(kernel, kernel))
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
 
@@ -329,8 +347,8 @@ def main(argv):
         "threads: %d" % args.threads,
         "fp32 FMA peak, measured (scripts/fma_peak.c, %d threads) before / "
         "after the table: %s" % (args.threads, " / ".join(
-            "%.1f GFLOP/s (%d-bit vectors)" % p if p else
-            "not measured (cc -march=native failed)"
+            "%.1f GFLOP/s (%d-bit vectors, %s)" % p if p else
+            "not measured (scripts/fma_peak.c did not build or run)"
             for p in (peak_before, peak_after))),
         "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,

@@ -16,7 +16,10 @@ config.test_exec_root = os.path.join(config.hkt_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs", "Unit", "reference"]
 
-llvm_config.with_system_environment(["HOME", "TMPDIR", "OMP_NUM_THREADS"])
+# HKT_TEST_SEED: the seed of every random test (test/reference/hkt_seed.py);
+# unset, each test picks a fresh one and prints it.
+llvm_config.with_system_environment(["HOME", "TMPDIR", "OMP_NUM_THREADS",
+                                     "HKT_TEST_SEED"])
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 

@@ -83,6 +83,89 @@ TEST(CpuFeaturesTest, ReadsThisMachinesFlags) {
 #endif
 }
 
+#if defined(__x86_64__)
+/// The LLVM feature names runtime/CpuFeatures.cpp maps to /proc/cpuinfo flags.
+const char *const kMappedFeatures[] = {
+    "sse",       "sse2",       "sse3",        "ssse3",       "sse4.1",
+    "sse4.2",    "crc32",      "sse4a",       "avx",         "avx2",
+    "fma",       "fma4",       "xop",         "tbm",         "f16c",
+    "bmi",       "bmi2",       "lzcnt",       "popcnt",      "movbe",
+    "aes",       "pclmul",     "vaes",        "vpclmulqdq",  "gfni",
+    "sha",       "sha512",     "sm3",         "sm4",         "xsave",
+    "xsaveopt",  "xsavec",     "xsaves",      "adx",         "rdrnd",
+    "rdseed",    "cx16",       "sahf",        "prfchw",      "fsgsbase",
+    "rdpid",     "clflushopt", "clwb",        "clzero",      "mwaitx",
+    "wbnoinvd",  "pku",        "invpcid",     "movdiri",     "movdir64b",
+    "serialize", "waitpkg",    "cldemote",    "avx512f",     "avx512cd",
+    "avx512bw",  "avx512dq",   "avx512vl",    "avx512ifma",  "avx512vbmi",
+    "avx512vbmi2", "avx512vnni", "avx512bitalg", "avx512vpopcntdq",
+    "avx512bf16", "avx512fp16", "avx512vp2intersect", "avxvnni", "amx-tile",
+    "amx-int8",  "amx-bf16"};
+
+/// This machine's flags, and the mapped features split into those it has and
+/// those it lacks: what each set holds depends on the machine, the tests
+/// below hold for any of them (AVX2-only, AVX-512, AMX, ...).
+struct HostSplit {
+  std::set<std::string> flags;
+  std::vector<std::string> has, lacks;
+};
+
+HostSplit splitByHost() {
+  HostSplit split;
+  if (hostCpuFlags())
+    split.flags = *hostCpuFlags();
+  for (const char *f : kMappedFeatures) {
+    std::optional<std::string> flag = cpuinfoFlagForFeature(f);
+    EXPECT_TRUE(flag.has_value()) << f;
+    if (flag)
+      (split.flags.count(*flag) ? split.has : split.lacks).push_back(f);
+  }
+  return split;
+}
+#endif
+
+TEST(CpuFeaturesTest, ChecksModulesAgainstThisMachinesFlags) {
+#if defined(__x86_64__)
+  HostSplit host = splitByHost();
+  ASSERT_FALSE(host.flags.empty()) << "cannot read /proc/cpuinfo";
+  ASSERT_FALSE(host.has.empty()) << "every x86-64 has SSE and SSE2";
+  // Every feature the machine reports is accepted, tuning flags are ignored.
+  Manifest m;
+  m.target.cpu = "test-cpu";
+  m.target.features = host.has;
+  m.target.features.push_back("slow-3ops-lea");
+  EXPECT_TRUE(checkCpuFeatures(m, "DIR", host.flags).ok());
+  // Add the ones it lacks (no CPU has them all: XOP and AMX never meet):
+  // exactly those are named, in the manifest's order.
+  ASSERT_FALSE(host.lacks.empty());
+  m.target.features.insert(m.target.features.end(), host.lacks.begin(),
+                           host.lacks.end());
+  EXPECT_EQ(missingCpuFeatures(m.target.features, host.flags), host.lacks);
+  Status s = checkCpuFeatures(m, "DIR", host.flags);
+  ASSERT_FALSE(s.ok());
+  std::string list;
+  for (const std::string &f : host.lacks)
+    list += (list.empty() ? "" : ", ") + f;
+  EXPECT_EQ(s.message(), "module 'DIR' was compiled for CPU 'test-cpu' and "
+                         "needs CPU features this machine lacks: " +
+                             list +
+                             " (recompile with --cpu x86-64 for a portable "
+                             "module)");
+  // The machine's flags less one it has: that feature alone is missing.
+  for (const std::string &f : host.has) {
+    std::set<std::string> fewer = host.flags;
+    fewer.erase(*cpuinfoFlagForFeature(f));
+    std::vector<std::string> missing = missingCpuFeatures(host.has, fewer);
+    // Several LLVM names can share a flag (sse4.2 and crc32).
+    ASSERT_FALSE(missing.empty()) << f;
+    for (const std::string &g : missing)
+      EXPECT_EQ(cpuinfoFlagForFeature(g), cpuinfoFlagForFeature(f)) << f;
+  }
+#else
+  GTEST_SKIP() << "the feature table covers x86-64 only";
+#endif
+}
+
 class CpuFeaturesModuleTest : public TempDirTest {};
 
 TEST_F(CpuFeaturesModuleTest, LoaderRefusesBeforeLoadingTheLibrary) {
@@ -97,6 +180,34 @@ TEST_F(CpuFeaturesModuleTest, LoaderRefusesBeforeLoadingTheLibrary) {
   EXPECT_TRUE(mentions(m.message(),
                        "needs CPU features this machine lacks: avx512f ("));
   EXPECT_TRUE(mentions(m.message(), "compiled for CPU 'x86-64'"));
+}
+
+TEST_F(CpuFeaturesModuleTest, LoaderChecksThisMachinesFlags) {
+#if defined(__x86_64__)
+  // A module needing everything this machine has plus one feature it lacks
+  // is refused by the loader with the host's own flags (the default), naming
+  // that one feature; nothing is loaded (there is no module.so).
+  HostSplit host = splitByHost();
+  ASSERT_FALSE(host.lacks.empty());
+  std::vector<std::string> features = host.has;
+  features.push_back(host.lacks.front());
+  writeBytes(path("manifest.json"), tinyManifest({"add"}, features));
+  auto m = CompiledModule::open(dir);
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(mentions(m.message(), "needs CPU features this machine lacks: " +
+                                        host.lacks.front() + " ("));
+  // The same manifest, checked against the host's flags with that flag added:
+  // the feature check passes and the loader gets as far as the library.
+  std::set<std::string> more = host.flags;
+  more.insert(*cpuinfoFlagForFeature(host.lacks.front()));
+  CompiledModule::Options options;
+  options.cpuFlags = &more;
+  auto m2 = CompiledModule::open(dir, options);
+  ASSERT_FALSE(m2.ok());
+  EXPECT_FALSE(mentions(m2.message(), "needs CPU features"));
+#else
+  GTEST_SKIP() << "the feature table covers x86-64 only";
+#endif
 }
 
 } // namespace

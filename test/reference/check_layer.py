@@ -12,8 +12,9 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
 
 Prints one line `config=... seed=... rel_err=... OK` (exit 0) or `... FAIL ...`
 with details (exit 1).  Usage and tool errors exit 2.  The seed comes from
-os.urandom unless --seed is given and is always printed, so a failure can be
-reproduced with --seed.
+--seed, else the environment variable HKT_TEST_SEED, else os.urandom; it is
+printed at once on stderr (which lit shows on failure even when stdout goes to
+FileCheck) and in the result line, so a failure can be reproduced with --seed.
 
 --dry-run stops before invoking the tools: it writes layer.json, x.npy,
 lengths.npy and params.safetensors, reads them back and checks them, and runs
@@ -32,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
+from hkt_seed import pick_seed  # noqa: E402
 
 REQUIRED_KEYS = ("batch", "seq_len", "dim", "heads")
 OPTIONAL_KEYS = tuple(R.CFG_DEFAULTS)          # levels stride kernel conv_kernel hybrid causal
@@ -212,7 +214,9 @@ def parse_args(argv):
     ap.add_argument("--special", choices=("mha", "conv"))
     ap.add_argument("--param-prefix", default="auto",
                     help="auto (follow the manifest), none, or a literal prefix")
-    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds allowed to one hkt-compile or hkt-run "
+                         "(default: no limit; a test asserts no run time)")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
     if not args.dry_run and not (args.hkt_compile and args.hkt_run):
@@ -263,8 +267,12 @@ def main(argv):
             raise CheckError("--special conv needs gamma <= -20 (beta ~ 0), got %g"
                              % args.gamma)
 
-    seed = args.seed if args.seed is not None else \
-        int.from_bytes(os.urandom(4), "little")
+    if args.seed is not None:
+        seed = args.seed
+        print("check_layer.py: seed=%d (from --seed)" % seed, file=sys.stderr,
+              flush=True)
+    else:
+        seed = pick_seed("check_layer.py")
     rng = np.random.default_rng(seed)
     head = "config=%s seed=%d" % (cfg_str, seed)
 

@@ -4,19 +4,24 @@
 
 Checks the reference against SPEC.md's special cases, against a scalar-loop
 transcription of the formulas (a second, naive reading of the spec), and the
-causality / key-length properties.
+causality / key-length properties, on random inputs: the seed is
+HKT_TEST_SEED if set, else fresh, and is printed first (each test draws from
+its own stream, derived from the seed and the test's name).
 """
 
 import math
 import os
 import sys
-import time
 import unittest
+import zlib
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
+from hkt_seed import pick_seed  # noqa: E402
+
+SEED = None  # set in __main__
 
 
 def make(rng, B, T, D, **cfg):
@@ -107,7 +112,9 @@ def naive_hkt_layer(x, p, cfg, lengths=None):
 class ReferenceTests(unittest.TestCase):
 
     def setUp(self):
-        self.rng = np.random.default_rng(20240611)
+        seed = SEED if SEED is not None else pick_seed("test_reference.py")
+        name = self.id().rsplit(".", 1)[-1]
+        self.rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
 
     # --- against the naive transcription -------------------------------
     def test_matches_naive(self):
@@ -302,15 +309,19 @@ class ReferenceTests(unittest.TestCase):
         want[:, 1:] += x[:, 0:7:2]
         self.assertTrue(np.array_equal(out, want))
 
-    def test_speed(self):
+    def test_long_sequence(self):
+        # T = 1024 is handled (the integration tests compare with the
+        # reference up to T = 1000 at D = 512), and a prefix of the sequence
+        # gives the same rows as the whole one (causal, key lengths clipped).
         B, T, D, H = 2, 1024, 32, 4
         x, p, cfg = make(self.rng, B, T, D, heads=H, causal=True)
-        t0 = time.perf_counter()
-        y = R.hkt_layer(x, p, cfg, self.rng.integers(1, T + 1, size=B))
-        dt = time.perf_counter() - t0
+        ln = self.rng.integers(1, T + 1, size=B)
+        y = R.hkt_layer(x, p, cfg, ln)
+        self.assertEqual(y.shape, (B, T, D))
         self.assertTrue(np.isfinite(y).all())
-        self.assertLess(dt, 10.0)
-        print("\n  [speed] B=2 T=1024 D=32 H=4 L=3: %.2fs" % dt, file=sys.stderr)
+        t = 333
+        yp = R.hkt_layer(x[:, :t], p, cfg, np.minimum(ln, t))
+        self.assertLess(rel(yp, y[:, :t]), 1e-12)
 
     def test_param_validation(self):
         x, p, cfg = make(self.rng, 1, 4, 4, heads=2)
@@ -324,9 +335,10 @@ class ReferenceTests(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    SEED = pick_seed("test_reference.py")
     prog = unittest.main(exit=False, verbosity=2 if "-v" in sys.argv else 1)
     res = prog.result
     n = res.testsRun
     bad = len(res.failures) + len(res.errors)
-    print("test_reference: %d tests, %d failed" % (n, bad))
+    print("test_reference: %d tests, %d failed (seed %d)" % (n, bad, SEED))
     sys.exit(1 if bad or not res.wasSuccessful() else 0)

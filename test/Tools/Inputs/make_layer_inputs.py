@@ -1,14 +1,20 @@
 """Writes the inputs of hkt-run.test into DIR: a two-layer "model checkpoint"
 (safetensors, float32), the single layer's parameters, and good and bad .npy
-inputs for the layer {"batch": 2, "seq_len": 6, "dim": 4, "heads": 2, "levels": 2}."""
+inputs for the layer {"batch": 2, "seq_len": 6, "dim": 4, "heads": 2, "levels": 2}.
+Random values from a printed seed (HKT_TEST_SEED=N reproduces a run)."""
 import json
+import os
 import struct
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "reference"))
+from hkt_seed import pick_seed  # noqa: E402
+
 out = sys.argv[1]
-rng = np.random.default_rng()
+rng = np.random.default_rng(pick_seed("make_layer_inputs.py"))
 B, T, D, H, L, k, kc = 2, 6, 4, 2, 2, 3, 3
 shapes = {"wq": (L, D, D), "wk": (L, D, D), "wv": (D, D), "wo": (D, D),
           "down_w": (L - 1, D, k), "down_b": (L - 1, D), "theta": (H, L),
