@@ -35,3 +35,38 @@ llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"],
                                    tool_dirs)
 llvm_config.with_environment("PATH", config.hkt_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+
+# What this machine can run, from the kernel's CPU flags (/proc/cpuinfo, the
+# names the runtime's feature check uses): modules compiled with
+# `hkt-compile --cpu x86-64-v3` / `x86-64-v4` run only where the host has the
+# whole level (the x86-64 psABI levels). Tests for a level say
+# `REQUIRES: host-x86-64-v4`; none may assume the host has, or lacks, a feature.
+def host_cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    return set(value.split())
+    except OSError:
+        pass
+    return set()
+
+
+x86_64_levels = [
+    ("host-x86-64-v2", {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2",
+                        "ssse3"}),
+    ("host-x86-64-v3", {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm",
+                        "movbe", "xsave"}),
+    ("host-x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq",
+                        "avx512vl"}),
+]
+host_flags = host_cpu_flags()
+needed = set()
+for feature, flags in x86_64_levels:
+    needed |= flags
+    if needed <= host_flags:
+        config.available_features.add(feature)
+if "avx512f" in host_flags:
+    config.available_features.add("host-avx512")
