@@ -37,6 +37,12 @@ def HKT_Dialect : Dialect {
   // runtime/ModuleFormat.h, meaning in docs/module-format.md).
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  // What the ops' decompositions and tiled forms are built from.
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
 }
 
 #endif // HKT_DIALECT_HKTDIALECT_TD

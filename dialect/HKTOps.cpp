@@ -300,7 +300,11 @@ LogicalResult OnlineAttentionOp::verify() {
                            "B x ceil(Tk / factor) x D")))
       return failure();
   }
-  if (getCausal() && !dimsMatch(tq, tk))
+  if (static_cast<bool>(getQueryOffset()) != static_cast<bool>(getKeyOffset()))
+    return emitOpError("needs both offsets (query and key) or neither");
+  // Without offsets both sequences start at 0 and the diagonal is i = j; a
+  // tile (with offsets) may have any shape.
+  if (getCausal() && !getQueryOffset() && !dimsMatch(tq, tk))
     return emitOpError() << "causal attention needs Tq = Tk, got " << tq
                          << " and " << tk;
   if (getLengths() &&

@@ -13,6 +13,7 @@ include "dialect/HKTDialect.td"
 include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 include "mlir/IR/CommonAttrConstraints.td"
 
 def HKT_FloatTensor : RankedTensorOf<[AnyFloat]>;
@@ -260,7 +261,11 @@ def HKT_HybridOp : HKT_Op<"hybrid"> {
 //===----------------------------------------------------------------------===//
 
 def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
-    [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<TilingInterface,
+         ["getLoopIteratorTypes", "getIterationDomain",
+          "getTiledImplementation", "getResultTilePosition"]>,
+     DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
   let summary = "multi-level attention with a running max and sum (SPEC 3-6)";
   let description = [{
     The fused, tileable form of SPEC 3-6 (the model is IREE's
@@ -286,6 +291,23 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
     `value` `B x Tk x D`; `acc` is `B x Tq x D`, `max` and `sum` `B x H x Tq`
     (H from their dimension 1). `factors[0]` is 1.
 
+    `offsets(%i0, %j0)` (optional, both or neither) place the op in a larger
+    sequence: query row `i` is at position `i0 + i` and key `j` at `j0 + j`
+    for the masks (causal `j0 + j > i0 + i`, lengths `j0 + j >= lengths[b]`).
+    Both must be multiples of every factor, so that the level-l rows of the
+    operands are the global ones shifted by `i0 / f_l` (`j0 / f_l`). Tiling
+    sets them; without them both are 0.
+
+    Tiling (`TilingInterface`): the iteration domain is `(b, h, i, j)` =
+    `B x H x Tq x Tk`, parallel in `b`, `h`, `i` and a reduction in `j`. A
+    tile along `j` is one more online update of `acc`, `max` and `sum`, so
+    `scf.for` over key tiles carrying them is exact. Tile sizes along `i` and
+    `j` must be multiples of every factor (a tile holds whole coarse rows).
+    Decomposition (`AggregatedOpInterface`, for a static tile of one batch
+    row and one head whose sequence sizes are multiples of every factor): each level's coarse score block is computed once and
+    broadcast, the masks are applied only when the tile crosses the diagonal
+    or the key length, and a tile with no live key leaves the state as it is.
+
     Example (three levels, stride 2):
 
     ```mlir
@@ -302,6 +324,8 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
                        Variadic<HKT_FloatTensor>:$keys,
                        HKT_FloatTensor:$value,
                        Optional<HKT_IntTensor>:$lengths,
+                       Optional<Index>:$query_offset,
+                       Optional<Index>:$key_offset,
                        HKT_FloatTensor:$acc, HKT_FloatTensor:$max,
                        HKT_FloatTensor:$sum,
                        DenseI64ArrayAttr:$factors,
@@ -313,6 +337,7 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
     `keys` `(` $keys `:` type($keys) `)`
     `values` `(` $value `:` type($value) `)`
     (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    (`offsets` `(` $query_offset^ `,` $key_offset `)`)?
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,` type($sum) `)`
     attr-dict `->` type($result_acc) `,` type($result_max) `,` type($result_sum)
   }];
@@ -321,6 +346,9 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
       return ::mlir::MutableOperandRange(getOperation(),
           getNumOperands() - 3, 3);
     }
+    /// Whether `decomposeOperation` applies: one batch row and one head,
+    /// static shapes, sequence sizes multiples of every factor.
+    bool isDecomposableTile();
   }];
 }
 

@@ -1,7 +1,7 @@
 //===- Decompose.cpp - hkt-decompose --------------------------------------===//
 //
-// A thin walker: the decomposition itself lives on the op
-// (AttentionOp::decomposeOperation, AggregatedOpInterface).
+// A thin walker: the decompositions live on the ops
+// (AttentionOp / OnlineAttentionOp::decomposeOperation, AggregatedOpInterface).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +44,8 @@ struct HktDecomposePass
     : public mlir::hkt::impl::HktDecomposePassBase<HktDecomposePass> {
   void runOnOperation() override {
     if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
+          if (auto tile = dyn_cast<OnlineAttentionOp>(op))
+            return tile.isDecomposableTile();
           return isa<AttentionOp>(op);
         })))
       signalPassFailure();

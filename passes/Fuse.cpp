@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "passes/LinalgBuilders.h"
+#include "dialect/LinalgBuilders.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -131,21 +131,16 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
     }
 
     // Destinations: acc = 0, max = lowest finite value, sum = 0.
-    auto fill = [&](ArrayRef<int64_t> shape, Attribute value) -> Value {
-      Value empty = tensor::EmptyOp::create(rw, loc, shape, elt);
-      Value cst = arith::ConstantOp::create(rw, loc, cast<TypedAttr>(value));
-      return linalg::FillOp::create(rw, loc, cst, empty).getResult(0);
-    };
     auto floatType = cast<FloatType>(elt);
-    Attribute zero = rw.getFloatAttr(elt, 0.0);
-    Attribute lowest = rw.getFloatAttr(
-        elt, APFloat::getLargest(floatType.getFloatSemantics(), true));
-    Value acc = fill({batch, tq, dim}, zero);
-    Value max = fill({batch, heads, tq}, lowest);
-    Value sum = fill({batch, heads, tq}, zero);
+    Value zero = floatConstant(rw, loc, elt, 0.0);
+    Value acc = filledTensor(rw, loc, {batch, tq, dim}, elt, zero);
+    Value max = filledTensor(rw, loc, {batch, heads, tq}, elt,
+                             lowestFinite(rw, loc, floatType));
+    Value sum = filledTensor(rw, loc, {batch, heads, tq}, elt, zero);
     auto online = OnlineAttentionOp::create(
         rw, loc, TypeRange{acc.getType(), max.getType(), sum.getType()},
-        queries, chain->keys, attend.getValue(), chain->lengths, acc, max, sum,
+        queries, chain->keys, attend.getValue(), chain->lengths,
+        /*query_offset=*/Value(), /*key_offset=*/Value(), acc, max, sum,
         rw.getDenseI64ArrayAttr(chain->factors), chain->causal);
 
     // attn = acc / sum; a row with every key masked has sum 0 and gives 0.
@@ -158,8 +153,7 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
              indexingMap(3, {b, t, c}, ctx)},
             {kPar, kPar, kPar},
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value zeroV = arith::ConstantOp::create(
-                  nb, nl, cast<TypedAttr>(zero));
+              Value zeroV = floatConstant(nb, nl, elt, 0.0);
               Value empty = arith::CmpFOp::create(
                   nb, nl, arith::CmpFPredicate::OLE, args[1], zeroV);
               Value div = arith::DivFOp::create(nb, nl, args[0], args[1]);

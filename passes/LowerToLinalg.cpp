@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "passes/LinalgBuilders.h"
+#include "dialect/LinalgBuilders.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,15 +38,14 @@ RankedTensorType tensorType(Value v) {
 }
 
 Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+  return floatConstant(b, loc, type, value);
 }
 
 /// A tensor of `type` filled with zeros (the accumulator of a contraction).
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
-  Value zero = constantFloat(b, loc, type.getElementType(), 0.0);
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  Type elt = type.getElementType();
+  return filledTensor(b, loc, type.getShape(), elt,
+                      floatConstant(b, loc, elt, 0.0));
 }
 
 /// `x` (B x T x D) shifted right by `pad` zero rows: B x (T + pad) x D.
@@ -227,10 +226,7 @@ struct LowerMask : OpRewritePattern<MaskOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
     auto elt = cast<FloatType>(op.getType().getElementType());
-    Value negInf = arith::ConstantOp::create(
-        rw, loc, elt,
-        rw.getFloatAttr(elt, APFloat::getInf(elt.getFloatSemantics(),
-                                             /*Negative=*/true)));
+    Value negInf = negativeInfinity(rw, loc, elt);
     AffineExpr b, h, i, j;
     bindDims(ctx, b, h, i, j);
     SmallVector<Value> inputs = {op.getInput()};
@@ -248,17 +244,10 @@ struct LowerMask : OpRewritePattern<MaskOp> {
         [&](OpBuilder &nb, Location l, ValueRange args) {
           Value row = linalg::IndexOp::create(nb, l, 2);
           Value col = linalg::IndexOp::create(nb, l, 3);
-          Value drop = arith::ConstantOp::create(nb, l, nb.getBoolAttr(false));
-          if (causal)
-            drop = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt, col,
-                                         row);
-          if (hasLengths) {
-            Value len = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
-                                                   args[1]);
-            Value past = arith::CmpIOp::create(
-                nb, l, arith::CmpIPredicate::sge, col, len);
-            drop = arith::OrIOp::create(nb, l, drop, past);
-          }
+          Value len;
+          if (hasLengths)
+            len = arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
+          Value drop = buildKeyMaskPredicate(nb, l, row, col, len, causal);
           linalg::YieldOp::create(
               nb, l,
               arith::SelectOp::create(nb, l, drop, negInf, args[0])

@@ -6,10 +6,16 @@
 include "mlir/Pass/PassBase.td"
 
 def HktDecomposePass : Pass<"hkt-decompose"> {
-  let summary = "Decompose hkt.attention into the hkt step ops and linalg";
+  let summary = "Decompose hkt.attention and tiles of hkt.online_attention";
   let description = [{
-    Rewrites every `hkt.attention` into its steps (shared/SPEC.md 1-8) by
-    calling the op's `decomposeOperation` (AggregatedOpInterface): projections
+    Calls `decomposeOperation` (AggregatedOpInterface) of every
+    `hkt.attention` and of every `hkt.online_attention` that is one tile (one
+    batch row and one head, static, whole coarse rows: what upstream tiling
+    by `[1, 1, tq, tk]` gives; see the op). Upstream's
+    `transform.structured.decompose_interface` cannot do the latter in MLIR
+    22: it expects one result per decomposed op and the online op has three.
+
+    `hkt.attention` becomes its steps (shared/SPEC.md 1-8): projections
     become `linalg.matmul` on `(B*T) x D` views, each level a
     `hkt.downsample` / `hkt.level_scores` / `hkt.upsample` chain, then
     `hkt.convex_fuse`, `hkt.mask`, `linalg.softmax`, `hkt.attend`,

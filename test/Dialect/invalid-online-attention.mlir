@@ -226,3 +226,11 @@ func.func @result_type(%q0: tensor<2x8x4xf32>, %k0: tensor<2x8x4xf32>, %v: tenso
   %acc, %max, %sum = hkt.online_attention ins(%q0 : tensor<2x8x4xf32>) keys(%k0 : tensor<2x8x4xf32>) values(%v : tensor<2x8x4xf32>) outs(%a, %m, %s : tensor<2x8x4xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>) {factors = array<i64: 1>} -> tensor<2x8x4xf32>, tensor<2x2x8xf32>, tensor<2x2x9xf32>
   return %sum : tensor<2x2x9xf32>
 }
+
+// -----
+
+func.func @one_offset(%q0: tensor<2x8x4xf32>, %k0: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>, %a: tensor<2x8x4xf32>, %m: tensor<2x2x8xf32>, %s: tensor<2x2x8xf32>, %i0: index) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{needs both offsets (query and key) or neither}}
+  %r:3 = "hkt.online_attention"(%q0, %k0, %v, %i0, %a, %m, %s) <{factors = array<i64: 1>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 1, 1, 1>}> : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, index, tensor<2x8x4xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>) -> (tensor<2x8x4xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>)
+  return %r#0 : tensor<2x8x4xf32>
+}

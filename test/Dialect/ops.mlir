@@ -141,3 +141,15 @@ func.func @online_attention_three_levels(%q0: tensor<2x37x32xf32>, %q1: tensor<2
       -> tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>
   return %acc, %max, %sum : tensor<2x37x32xf32>, tensor<2x4x37xf32>, tensor<2x4x37xf32>
 }
+
+// -----
+
+// A tile of a causal op: offsets place it in the sequence, so Tq != Tk is
+// fine.
+// CHECK-LABEL: func.func @online_attention_tile
+// CHECK-SAME: %[[I0:[^:]+]]: index, %[[J0:[^:]+]]: index
+// CHECK: hkt.online_attention ins(%{{.+}} : tensor<1x4x4xf32>) keys(%{{.+}} : tensor<1x8x4xf32>) values(%{{.+}} : tensor<1x8x4xf32>) offsets(%[[I0]], %[[J0]]) outs({{.*}}) {causal = true, factors = array<i64: 1>}
+func.func @online_attention_tile(%q: tensor<1x4x4xf32>, %k: tensor<1x8x4xf32>, %v: tensor<1x8x4xf32>, %a: tensor<1x4x4xf32>, %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>, %i0: index, %j0: index) -> tensor<1x4x4xf32> {
+  %acc, %max, %sum = hkt.online_attention ins(%q : tensor<1x4x4xf32>) keys(%k : tensor<1x8x4xf32>) values(%v : tensor<1x8x4xf32>) offsets(%i0, %j0) outs(%a, %m, %s : tensor<1x4x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) {causal = true, factors = array<i64: 1>} -> tensor<1x4x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %acc : tensor<1x4x4xf32>
+}

@@ -37,7 +37,7 @@
 // TILES-LABEL: IR Dump After HktLowerOnlineAttentionPass
 // TILES-NOT: hkt.online_attention
 // TILES-NOT: x40x40xf32
-// TILES: scf.forall ({{.*}}) in (2, 2, 3)
+// TILES: scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 48) step (1, 1, 16)
 // TILES-NOT: x40x40xf32
 // TILES: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<8x8xf32>)
 // TILES-NOT: x40x40xf32
@@ -47,7 +47,7 @@
 // TILES-NOT: x40x40xf32
 
 // DEFAULT-LABEL: IR Dump After HktLowerOnlineAttentionPass
-// DEFAULT: scf.forall ({{.*}}) in (2, 2, 1)
+// DEFAULT: scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 40) step (1, 1, 40)
 // DEFAULT: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<20x20xf32>)
 // DEFAULT: scf.for {{.*}} -> (tensor<40x40xf32>)
 // DEFAULT: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<40x4xf32>, tensor<4x40xf32>) outs(%{{.+}} : tensor<40x40xf32>)

@@ -86,10 +86,10 @@ func.func @convex_fuse(%s0: tensor<1x2x3x3xf32>, %s1: tensor<1x2x3x3xf32>, %thet
 // CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %[[L:.+]]: i32, %{{.+}}: f32):
 // CHECK-DAG: %[[I:.+]] = linalg.index 2
 // CHECK-DAG: %[[J:.+]] = linalg.index 3
-// CHECK: %[[FUT:.+]] = arith.cmpi ugt, %[[J]], %[[I]]
 // CHECK: %[[LI:.+]] = arith.index_cast %[[L]] : i32 to index
 // CHECK: %[[PAST:.+]] = arith.cmpi sge, %[[J]], %[[LI]]
-// CHECK: %[[DROP:.+]] = arith.ori %[[FUT]], %[[PAST]]
+// CHECK: %[[FUT:.+]] = arith.cmpi sgt, %[[J]], %[[I]]
+// CHECK: %[[DROP:.+]] = arith.ori %[[PAST]], %[[FUT]]
 // CHECK: %[[R:.+]] = arith.select %[[DROP]], %[[NEGINF]], %[[S]]
 // CHECK: linalg.yield %[[R]]
 func.func @mask(%s: tensor<2x1x3x3xf32>, %len: tensor<2xi32>, %i: tensor<2x1x3x3xf32>) -> tensor<2x1x3x3xf32> {

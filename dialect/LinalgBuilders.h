@@ -1,0 +1,82 @@
+//===- LinalgBuilders.h - small helpers for building linalg.generic -------===//
+//
+// Shared by the code that builds linalg ops by hand (hkt-fuse,
+// hkt-lower-to-linalg, the online attention tile of the dialect).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_DIALECT_LINALGBUILDERS_H
+#define HKT_DIALECT_LINALGBUILDERS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::hkt {
+
+constexpr utils::IteratorType kPar = utils::IteratorType::parallel;
+constexpr utils::IteratorType kRed = utils::IteratorType::reduction;
+
+/// An indexing map over `dims` loops with no symbols.
+inline AffineMap indexingMap(unsigned dims, ArrayRef<AffineExpr> results,
+                             MLIRContext *ctx) {
+  return AffineMap::get(dims, 0, results, ctx);
+}
+
+/// A scalar float constant of type `type`.
+inline Value floatConstant(OpBuilder &b, Location loc, Type type,
+                           double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+/// -inf of `type` (the value of a masked score).
+inline Value negativeInfinity(OpBuilder &b, Location loc, FloatType type) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      b.getFloatAttr(type, APFloat::getInf(type.getFloatSemantics(),
+                                           /*Negative=*/true)));
+}
+
+/// The lowest finite value of `type` (the start of a running max, so that
+/// `-inf - -inf` never occurs).
+inline Value lowestFinite(OpBuilder &b, Location loc, FloatType type) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      b.getFloatAttr(type, APFloat::getLargest(type.getFloatSemantics(),
+                                               /*Negative=*/true)));
+}
+
+/// A tensor of `shape` x `elt` filled with `value`.
+inline Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                          Type elt, Value value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+/// SPEC 5, the one mask predicate of every lowering: true when key position
+/// `col` is masked for query position `row` -- at or past `keyLength` (null:
+/// no key lengths) or, when `causal`, after the query. Index values, signed
+/// compares: positions are >= 0, and a (never valid) negative length masks
+/// every key rather than none.
+inline Value buildKeyMaskPredicate(OpBuilder &b, Location loc, Value row,
+                                   Value col, Value keyLength, bool causal) {
+  Value drop;
+  if (keyLength)
+    drop = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, col,
+                                 keyLength);
+  if (causal) {
+    Value after =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, col, row);
+    drop = drop ? arith::OrIOp::create(b, loc, drop, after).getResult() : after;
+  }
+  if (!drop)
+    drop = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  return drop;
+}
+
+} // namespace mlir::hkt
+
+#endif // HKT_DIALECT_LINALGBUILDERS_H

@@ -1,0 +1,578 @@
+//===- OnlineAttentionTile.cpp - tiling hkt.online_attention --------------===//
+//
+// The op's TilingInterface (iteration domain (b, h, i, j), tiles as slices
+// of its operands), its decomposition (AggregatedOpInterface) and the
+// per-tile algorithm both the decomposition and the CPU lowering build.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/OnlineAttentionTile.h"
+#include "dialect/HKTOps.h"
+#include "dialect/LinalgBuilders.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+//===----------------------------------------------------------------------===//
+// Key order inside tiles
+//===----------------------------------------------------------------------===//
+
+KeyTileOrder::KeyTileOrder(ArrayRef<int64_t> factors, int64_t tileK) {
+  SmallVector<int64_t> chain(factors);
+  llvm::sort(chain);
+  chain.erase(std::unique(chain.begin(), chain.end()), chain.end());
+  bool isChain = chain.size() > 1;
+  for (size_t i = 1; i < chain.size(); ++i)
+    isChain &= chain[i] % chain[i - 1] == 0;
+  if (!isChain)
+    return;
+  chainFactors = chain;
+  for (size_t i = 1; i < chain.size(); ++i)
+    radices.push_back(chain[i] / chain[i - 1]);
+  // originalOffset[position] = key offset, from the mixed-radix digits.
+  int64_t period = chain.back(), perPeriod = tileK / period;
+  originalOffset.assign(tileK, 0);
+  for (int64_t j = 0; j < tileK; ++j) {
+    int64_t c = j / period, r = j % period, pos = 0;
+    for (int64_t radix : radices) {
+      pos = pos * radix + r % radix;
+      r /= radix;
+    }
+    originalOffset[pos * perPeriod + c] = j;
+  }
+}
+
+ArrayRef<int64_t> KeyTileOrder::radicesAbove(int64_t factor) const {
+  if (radices.empty())
+    return {};
+  size_t k = 0;
+  for (int64_t prod = 1; prod != factor; ++k)
+    prod *= radices[k];
+  return ArrayRef<int64_t>(radices).drop_front(k);
+}
+
+//===----------------------------------------------------------------------===//
+// One tile
+//===----------------------------------------------------------------------===//
+
+namespace {
+class TileBuilder {
+public:
+  TileBuilder(OpBuilder &b, Location loc, const OnlineAttentionTileOperands &t,
+              ArrayRef<int64_t> factors, const KeyTileOrder &order)
+      : b(b), loc(loc), ctx(b.getContext()), t(t), factors(factors),
+        order(order) {
+    auto accType = cast<RankedTensorType>(t.acc.getType());
+    elt = accType.getElementType();
+    tileQ = accType.getDimSize(0);
+    tileK = cast<RankedTensorType>(t.value.getType()).getDimSize(0);
+  }
+
+  SmallVector<Value> build(TileMask mask);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
+    return indexingMap(dims, results, ctx);
+  }
+  /// One linalg.generic writing `out`; `body` computes the yielded value
+  /// from the block arguments (the inputs, then `out`).
+  Value generic(ValueRange ins, Value out, ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               b, loc, out.getType(), ins, ValueRange{out}, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+               })
+        .getResult(0);
+  }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return filledTensor(b, loc, shape, elt, floatConstant(b, loc, elt, 0.0));
+  }
+
+  Value levelBlock(unsigned l, Value target);
+  Value scores();
+  Value scoresInOrder();
+  Value broadcastBlock(Value coarse, int64_t ratio);
+  Value applyMask(Value scores);
+  SmallVector<Value> update(Value scores);
+
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  const OnlineAttentionTileOperands &t;
+  ArrayRef<int64_t> factors;
+  const KeyTileOrder &order;
+  Type elt;
+  int64_t tileQ, tileK;
+};
+
+/// queries_l keysT_l accumulated into `target` ((tileQ / f) x (tileK / f)).
+Value TileBuilder::levelBlock(unsigned l, Value target) {
+  return linalg::MatmulOp::create(b, loc, ValueRange{t.queries[l], t.keysT[l]},
+                                  ValueRange{target})
+      .getResult(0);
+}
+
+/// S[i, j] = sum_l queries_l[i / f_l] . keys_l[j / f_l]: the level-l block
+/// is computed once at coarse resolution and broadcast over f_l x f_l.
+Value TileBuilder::scores() {
+  if (!order.reordered())
+    return scoresInOrder();
+  // Reordered keys: coarsest to finest, each factor's block starts as the
+  // next coarser block broadcast into it and accumulates its levels'
+  // q k^T on top; the finest (factor 1) block is S.
+  ArrayRef<int64_t> chain = order.chainFactors;
+  Value block;
+  for (size_t idx = chain.size(); idx-- > 0;) {
+    int64_t f = chain[idx];
+    block = block ? broadcastBlock(block, chain[idx + 1] / f)
+                  : zeros({tileQ / f, tileK / f});
+    for (unsigned l = 0; l < factors.size(); ++l)
+      if (factors[l] == f)
+        block = levelBlock(l, block);
+  }
+  return block;
+}
+
+/// The block of the next finer factor, from `coarse` (R x n): row i gets
+/// coarse row i / ratio in each of its `ratio` column blocks y * n .. y * n
+/// + n (see KeyTileOrder). One contiguous row segment at a time: a 4-D
+/// broadcast generic, or a 2-D one on an expanded row, sends MLIR 22's
+/// vector patterns into an endless loop.
+Value TileBuilder::broadcastBlock(Value coarse, int64_t ratio) {
+  auto coarseType = cast<RankedTensorType>(coarse.getType());
+  int64_t rows = coarseType.getDimSize(0) * ratio,
+          n = coarseType.getDimSize(1);
+  Value fine = tensor::EmptyOp::create(b, loc, {rows, n * ratio}, elt);
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(n)},
+                            strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+  auto segmentType = RankedTensorType::get({n}, elt);
+  auto rowLoop = scf::ForOp::create(
+      b, loc, index(0), index(rows), index(1), ValueRange{fine},
+      [&](OpBuilder &, Location, Value i, ValueRange rowIter) {
+        Value a = arith::DivUIOp::create(b, loc, i, index(ratio));
+        Value segment = tensor::ExtractSliceOp::create(
+            b, loc, segmentType, coarse,
+            SmallVector<OpFoldResult>{a, b.getIndexAttr(0)}, sizes, strides);
+        auto colLoop = scf::ForOp::create(
+            b, loc, index(0), index(n * ratio), index(n), rowIter,
+            [&](OpBuilder &, Location, Value col, ValueRange iter) {
+              SmallVector<OpFoldResult> offsets = {i, col};
+              Value part = tensor::ExtractSliceOp::create(
+                  b, loc, segmentType, iter[0], offsets, sizes, strides);
+              Value copied = linalg::CopyOp::create(
+                                 b, loc, ValueRange{segment}, ValueRange{part})
+                                 .getResult(0);
+              scf::YieldOp::create(
+                  b, loc,
+                  ValueRange{tensor::InsertSliceOp::create(
+                      b, loc, copied, iter[0], offsets, sizes, strides)});
+            });
+        scf::YieldOp::create(b, loc, colLoop.getResults());
+      });
+  return rowLoop.getResult(0);
+}
+
+/// Keys in order: each level's block is added to the (tileQ/f, f, tileK/f,
+/// f) view of the scores.
+Value TileBuilder::scoresInOrder() {
+  Value scores = levelBlock(0, zeros({tileQ, tileK}));
+  for (unsigned l = 1; l < factors.size(); ++l) {
+    int64_t f = factors[l];
+    Value block = levelBlock(l, zeros({tileQ / f, tileK / f}));
+    SmallVector<ReassociationIndices> split = {{0, 1}, {2, 3}};
+    Value blocks = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({tileQ / f, f, tileK / f, f}, elt),
+        scores, split);
+    AffineExpr a, x, c, y;
+    bindDims(ctx, a, x, c, y);
+    Value added = generic(
+        block, blocks, {map(4, {a, c}), map(4, {a, x, c, y})},
+        {kPar, kPar, kPar, kPar},
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[1], args[0]);
+        });
+    scores = tensor::CollapseShapeOp::create(b, loc, added, split);
+  }
+  return scores;
+}
+
+/// -inf where SPEC 5 masks the key (buildKeyMaskPredicate).
+Value TileBuilder::applyMask(Value scores) {
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  Value negInf = negativeInfinity(b, loc, cast<FloatType>(elt));
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  if (order.reordered()) {
+    // Reordered keys: position j holds the key at keyOffset + table[j].
+    auto tableType = RankedTensorType::get({tileK}, b.getIndexType());
+    ins.push_back(arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            tableType, llvm::map_to_vector(order.originalOffset, [&](int64_t v) {
+              return Attribute(b.getIndexAttr(v));
+            }))));
+    maps.push_back(map(2, {j}));
+  }
+  maps.push_back(map(2, {i, j}));
+  bool reordered = order.reordered();
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ins, ValueRange{scores}, maps,
+             {kPar, kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value row = arith::AddIOp::create(
+                   nb, nl, t.queryOffset, linalg::IndexOp::create(nb, nl, 0));
+               Value col = arith::AddIOp::create(
+                   nb, nl, t.keyOffset,
+                   reordered ? args[0]
+                             : Value(linalg::IndexOp::create(nb, nl, 1)));
+               Value drop = buildKeyMaskPredicate(nb, nl, row, col,
+                                                  t.keyLength, t.causal);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, drop, negInf, args.back())
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// The online-softmax update of (acc, max, sum) by the tile's scores.
+SmallVector<Value> TileBuilder::update(Value scores) {
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  using nb_t = OpBuilder &;
+  // m' = max(m, max_j S), first into a temporary: the old m is still
+  // needed for the correction factor, and each carried value must end up
+  // back in its own buffer (bufferization in place).
+  Value maxCopy =
+      linalg::CopyOp::create(
+          b, loc, ValueRange{t.max},
+          ValueRange{tensor::EmptyOp::create(b, loc, {tileQ}, elt)})
+          .getResult(0);
+  Value maxTmp = generic(scores, maxCopy, {map(2, {i, j}), map(2, {i})},
+                         {kPar, kRed},
+                         [](nb_t nb, Location nl, ValueRange a) -> Value {
+                           return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+                         });
+  // P = exp(S - m')
+  Value probs = generic(maxTmp, scores, {map(2, {i}), map(2, {i, j})},
+                        {kPar, kPar},
+                        [](nb_t nb, Location nl, ValueRange a) -> Value {
+                          return math::ExpOp::create(
+                              nb, nl, arith::SubFOp::create(nb, nl, a[1], a[0]));
+                        });
+  // corr = exp(m - m'); sum' = sum * corr + sum_j P
+  Value corr = generic({t.max, maxTmp},
+                       tensor::EmptyOp::create(b, loc, {tileQ}, elt),
+                       {map(1, {i}), map(1, {i}), map(1, {i})}, {kPar},
+                       [](nb_t nb, Location nl, ValueRange a) -> Value {
+                         return math::ExpOp::create(
+                             nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]));
+                       });
+  auto mul = [](nb_t nb, Location nl, ValueRange a) -> Value {
+    return arith::MulFOp::create(nb, nl, a[1], a[0]);
+  };
+  Value scaledSum =
+      generic(corr, t.sum, {map(1, {i}), map(1, {i})}, {kPar}, mul);
+  Value newSum = generic(probs, scaledSum, {map(2, {i, j}), map(2, {i})},
+                         {kPar, kRed},
+                         [](nb_t nb, Location nl, ValueRange a) -> Value {
+                           return arith::AddFOp::create(nb, nl, a[1], a[0]);
+                         });
+  // acc' = acc * corr + P V
+  Value scaledAcc =
+      generic(corr, t.acc, {map(2, {i}), map(2, {i, j})}, {kPar, kPar}, mul);
+  Value newAcc = linalg::MatmulOp::create(b, loc, ValueRange{probs, t.value},
+                                          ValueRange{scaledAcc})
+                     .getResult(0);
+  Value newMax = linalg::CopyOp::create(b, loc, ValueRange{maxTmp},
+                                        ValueRange{t.max})
+                     .getResult(0);
+  return {newAcc, newMax, newSum};
+}
+
+SmallVector<Value> TileBuilder::build(TileMask mask) {
+  if (mask == TileMask::IfNeeded && !t.causal && !t.keyLength)
+    mask = TileMask::None;
+  if (mask != TileMask::IfNeeded) {
+    Value s = scores();
+    if (mask == TileMask::Always)
+      s = applyMask(s);
+    return update(s);
+  }
+  // live: some key of the tile is visible to some row; masked: some key is
+  // hidden from some row.
+  auto slt = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y)
+        .getResult();
+  };
+  auto both = [&](Value x, Value y) -> Value {
+    return x ? arith::AndIOp::create(b, loc, x, y).getResult() : y;
+  };
+  auto either = [&](Value x, Value y) -> Value {
+    return x ? arith::OrIOp::create(b, loc, x, y).getResult() : y;
+  };
+  Value keyEnd = arith::AddIOp::create(b, loc, t.keyOffset, index(tileK));
+  Value live, masked;
+  if (t.keyLength) {
+    live = both(live, slt(t.keyOffset, t.keyLength));
+    masked = either(masked, slt(t.keyLength, keyEnd));
+  }
+  if (t.causal) {
+    live = both(live,
+                slt(t.keyOffset,
+                    arith::AddIOp::create(b, loc, t.queryOffset, index(tileQ))));
+    masked = either(
+        masked,
+        slt(arith::AddIOp::create(b, loc, t.queryOffset, index(1)), keyEnd));
+  }
+  auto ifLive = scf::IfOp::create(
+      b, loc, live,
+      [&](OpBuilder &, Location) {
+        Value s = scores();
+        auto ifMasked = scf::IfOp::create(
+            b, loc, masked,
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, loc, applyMask(s));
+            },
+            [&](OpBuilder &, Location) { scf::YieldOp::create(b, loc, s); });
+        scf::YieldOp::create(b, loc, update(ifMasked.getResult(0)));
+      },
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, loc, ValueRange{t.acc, t.max, t.sum});
+      });
+  return SmallVector<Value>(ifLive.getResults());
+}
+} // namespace
+
+SmallVector<Value> mlir::hkt::buildOnlineAttentionTile(
+    OpBuilder &b, Location loc, const OnlineAttentionTileOperands &tile,
+    ArrayRef<int64_t> factors, const KeyTileOrder &order, TileMask mask) {
+  return TileBuilder(b, loc, tile, factors, order).build(mask);
+}
+
+//===----------------------------------------------------------------------===//
+// TilingInterface
+//===----------------------------------------------------------------------===//
+
+namespace {
+int64_t alignmentOf(ArrayRef<int64_t> factors) {
+  int64_t align = 1;
+  for (int64_t f : factors)
+    align = std::lcm(align, f);
+  return align;
+}
+
+/// Offsets and sizes of the op's operand and result tiles for a tile of the
+/// iteration domain (b, h, i, j).
+struct TileGeometry {
+  TileGeometry(OpBuilder &b, Location loc, int64_t headDim,
+               ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes)
+      : b(b), loc(loc), offsets(offsets), sizes(sizes) {
+    bindSymbols(b.getContext(), s0, s1);
+    col0 = apply(s0 * headDim, {offsets[1]});
+    cols = apply(s0 * headDim, {sizes[1]});
+  }
+  OpFoldResult apply(AffineExpr e, ArrayRef<OpFoldResult> operands) {
+    return affine::makeComposedFoldedAffineApply(b, loc, e, operands);
+  }
+  /// The B x rows x D operand tile of a sequence dimension (`dim` 2: queries,
+  /// 3: keys) at level factor `f`.
+  std::pair<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>>
+  sequenceTile(unsigned dim, int64_t f) {
+    return {{offsets[0], apply(s0.floorDiv(f), {offsets[dim]}), col0},
+            {sizes[0], apply(s0.ceilDiv(f), {sizes[dim]}), cols}};
+  }
+  /// The B x H x Tq tile of max and sum.
+  std::pair<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>> rowTile() {
+    return {{offsets[0], offsets[1], offsets[2]},
+            {sizes[0], sizes[1], sizes[2]}};
+  }
+
+  OpBuilder &b;
+  Location loc;
+  ArrayRef<OpFoldResult> offsets, sizes;
+  AffineExpr s0, s1;
+  OpFoldResult col0, cols;
+};
+
+Value sliceOf(OpBuilder &b, Location loc, Value src,
+              ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
+              SmallVectorImpl<Operation *> &slices) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  auto slice =
+      tensor::ExtractSliceOp::create(b, loc, src, offsets, sizes, strides);
+  slices.push_back(slice);
+  return slice;
+}
+} // namespace
+
+SmallVector<utils::IteratorType> OnlineAttentionOp::getLoopIteratorTypes() {
+  return {kPar, kPar, kPar, kRed};
+}
+
+SmallVector<Range> OnlineAttentionOp::getIterationDomain(OpBuilder &b) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  auto extent = [&](Value v, int64_t dim) {
+    return Range{zero, tensor::getMixedSize(b, loc, v, dim), one};
+  };
+  return {extent(getAcc(), 0), extent(getMax(), 1), extent(getAcc(), 1),
+          extent(getValue(), 1)};
+}
+
+FailureOr<TilingResult>
+OnlineAttentionOp::getTiledImplementation(OpBuilder &b,
+                                          ArrayRef<OpFoldResult> offsets,
+                                          ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  int64_t dim = getAcc().getType().getDimSize(2),
+          heads = getMax().getType().getDimSize(1);
+  if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads))
+    return emitOpError("tiling needs a static model width and head count");
+  // A tile holds whole coarse rows: offsets along i and j are multiples of
+  // every factor, and so are sizes, except a tail that ends the dimension.
+  int64_t align = alignmentOf(getFactors());
+  SmallVector<Range> domain = getIterationDomain(b);
+  for (unsigned d : {2u, 3u}) {
+    std::optional<int64_t> offset = getConstantIntValue(offsets[d]),
+                           size = getConstantIntValue(sizes[d]),
+                           extent = getConstantIntValue(domain[d].size);
+    bool tail = offset && size && extent && *offset + *size == *extent;
+    if ((offset && *offset % align) || (size && *size % align && !tail))
+      return emitOpError() << "tiles along the query and key dimensions must "
+                              "be multiples of every level factor ("
+                           << align << ")";
+  }
+
+  TileGeometry g(b, loc, dim / heads, offsets, sizes);
+  SmallVector<Operation *> slices;
+  auto seqSlice = [&](Value src, unsigned d, int64_t f) {
+    auto [o, s] = g.sequenceTile(d, f);
+    return sliceOf(b, loc, src, o, s, slices);
+  };
+  SmallVector<Value> queries, keys;
+  for (auto [l, f] : llvm::enumerate(getFactors())) {
+    queries.push_back(seqSlice(getQueries()[l], 2, f));
+    keys.push_back(seqSlice(getKeys()[l], 3, f));
+  }
+  Value value = seqSlice(getValue(), 3, 1);
+  Value acc = seqSlice(getAcc(), 2, 1);
+  auto [rowOffsets, rowSizes] = g.rowTile();
+  Value max = sliceOf(b, loc, getMax(), rowOffsets, rowSizes, slices);
+  Value sum = sliceOf(b, loc, getSum(), rowOffsets, rowSizes, slices);
+  Value lengths;
+  if (getLengths())
+    lengths = sliceOf(b, loc, getLengths(), {offsets[0]}, {sizes[0]}, slices);
+  // Sequence positions of the tile's first query and key.
+  auto position = [&](Value base, OpFoldResult offset) -> Value {
+    OpFoldResult p = base ? g.apply(g.s0 + g.s1, {base, offset}) : offset;
+    return getValueOrCreateConstantIndexOp(b, loc, p);
+  };
+  Value queryOffset = position(getQueryOffset(), offsets[2]);
+  Value keyOffset = position(getKeyOffset(), offsets[3]);
+
+  auto tiled = OnlineAttentionOp::create(
+      b, loc, TypeRange{acc.getType(), max.getType(), sum.getType()}, queries,
+      keys, value, lengths, queryOffset, keyOffset, acc, max, sum,
+      getFactorsAttr(), getCausalAttr());
+  return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
+}
+
+LogicalResult OnlineAttentionOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  int64_t dim = getAcc().getType().getDimSize(2),
+          heads = getMax().getType().getDimSize(1);
+  if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads))
+    return failure();
+  TileGeometry g(b, getLoc(), dim / heads, offsets, sizes);
+  auto [o, s] = resultNumber == 0 ? g.sequenceTile(2, 1) : g.rowTile();
+  resultOffsets.assign(o.begin(), o.end());
+  resultSizes.assign(s.begin(), s.end());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Decomposition
+//===----------------------------------------------------------------------===//
+
+bool OnlineAttentionOp::isDecomposableTile() {
+  // One batch row and one head, static: what tiling by [1, 1, tq, tk] gives.
+  for (Value v : getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return false;
+  int64_t align = alignmentOf(getFactors());
+  return getAcc().getType().getDimSize(0) == 1 &&
+         getMax().getType().getDimSize(1) == 1 &&
+         getAcc().getType().getDimSize(1) % align == 0 &&
+         getValue().getType().getDimSize(1) % align == 0;
+}
+
+FailureOr<SmallVector<Value>>
+OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
+  if (!isDecomposableTile())
+    return failure();
+  RankedTensorType accType = getAcc().getType(), maxType = getMax().getType();
+  Location loc = getLoc();
+  // 1 x n x d -> n x d, and 1 x 1 x n -> n.
+  auto matrix = [&](Value v) -> Value {
+    return tensor::CollapseShapeOp::create(
+        b, loc, v, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  };
+  auto row = [&](Value v) -> Value {
+    return tensor::CollapseShapeOp::create(
+        b, loc, v, SmallVector<ReassociationIndices>{{0, 1, 2}});
+  };
+  OnlineAttentionTileOperands tile;
+  for (Value q : getQueries())
+    tile.queries.push_back(matrix(q));
+  for (Value k : getKeys()) {
+    Value key = matrix(k);
+    auto type = cast<RankedTensorType>(key.getType());
+    Value init = tensor::EmptyOp::create(
+        b, loc, {type.getDimSize(1), type.getDimSize(0)},
+        type.getElementType());
+    tile.keysT.push_back(linalg::TransposeOp::create(
+                             b, loc, key, init, ArrayRef<int64_t>{1, 0})
+                             .getResult()[0]);
+  }
+  tile.value = matrix(getValue());
+  tile.acc = matrix(getAcc());
+  tile.max = row(getMax());
+  tile.sum = row(getSum());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  tile.queryOffset = getQueryOffset() ? getQueryOffset() : zero;
+  tile.keyOffset = getKeyOffset() ? getKeyOffset() : zero;
+  if (Value lengths = getLengths()) {
+    Value len = tensor::ExtractOp::create(b, loc, lengths, ValueRange{zero});
+    tile.keyLength =
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
+  tile.causal = getCausal();
+  SmallVector<Value> results = buildOnlineAttentionTile(
+      b, loc, tile, getFactors(), KeyTileOrder(), TileMask::IfNeeded);
+  return SmallVector<Value>{
+      tensor::ExpandShapeOp::create(
+          b, loc, accType, results[0],
+          SmallVector<ReassociationIndices>{{0, 1}, {2}}),
+      tensor::ExpandShapeOp::create(
+          b, loc, maxType, results[1],
+          SmallVector<ReassociationIndices>{{0, 1, 2}}),
+      tensor::ExpandShapeOp::create(
+          b, loc, maxType, results[2],
+          SmallVector<ReassociationIndices>{{0, 1, 2}})};
+}

@@ -1,0 +1,18 @@
+// RUN: hkt-opt %s --transform-interpreter --verify-diagnostics -o /dev/null
+
+// A tile must hold whole coarse rows: 3 keys at factor 2 is refused (checked
+// where tile sizes and offsets are static, as here: 3 divides 12).
+func.func @misaligned(%q0: tensor<1x12x4xf32>, %q1: tensor<1x6x4xf32>, %k0: tensor<1x12x4xf32>, %k1: tensor<1x6x4xf32>, %v: tensor<1x12x4xf32>, %a: tensor<1x12x4xf32>, %m: tensor<1x1x12xf32>, %s: tensor<1x1x12xf32>) -> tensor<1x12x4xf32> {
+  // expected-error @+3 {{tiles along the query and key dimensions must be multiples of every level factor (2)}}
+  // expected-error @+2 {{to tile operation}}
+  // expected-error @+1 {{failed to generate tiling loops}}
+  %r:3 = hkt.online_attention ins(%q0, %q1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) keys(%k0, %k1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) values(%v : tensor<1x12x4xf32>) outs(%a, %m, %s : tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>) {factors = array<i64: 1, 2>} -> tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>
+  return %r#0 : tensor<1x12x4xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["hkt.online_attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tile, %for = transform.structured.tile_using_for %op tile_sizes [0, 0, 0, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
