@@ -10,6 +10,11 @@
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -61,6 +66,134 @@ struct EntrySpec {
   std::vector<TensorSpec> args, results;
   /// For each result of the function, the in-out argument it updates.
   SmallVector<std::optional<unsigned>> resultInOut;
+  /// Working memory (docs/module-format.md): bytes allocated once per call
+  /// and per thread of a parallel region; unset if not bounded.
+  std::optional<std::pair<uint64_t, uint64_t>> workingMemory;
+};
+
+/// Upper bound of the heap memory a function allocates during a call, from
+/// its memref.alloc ops (after bufferization and deallocation): every
+/// allocation counted as if all were live at once, its bytes plus its
+/// alignment (what the lowering adds to the malloc); those inside an
+/// omp.parallel region once per thread (.second), the others once (.first);
+/// callees added at their call sites. Unset when an allocation has a dynamic
+/// size or an element type of unknown size, when an allocation inside a loop
+/// may outlive its iteration (the loop carries or returns a memref), or on
+/// recursion.
+struct WorkingMemoryAnalysis {
+  ModuleOp module;
+  llvm::DenseMap<Operation *, std::optional<std::pair<uint64_t, uint64_t>>>
+      cache;
+  llvm::SmallPtrSet<Operation *, 8> active;
+
+  static std::optional<uint64_t> elementBytes(Type t) {
+    if (t.isIndex())
+      return 8;
+    if (t.isIntOrFloat())
+      return (t.getIntOrFloatBitWidth() + 7) / 8;
+    if (auto v = dyn_cast<VectorType>(t))
+      if (v.hasStaticShape())
+        if (std::optional<uint64_t> e = elementBytes(v.getElementType()))
+          return *e * v.getNumElements();
+    return std::nullopt;
+  }
+
+  static bool add(uint64_t &into, uint64_t v) {
+    if (into > UINT64_MAX - v)
+      return false;
+    into += v;
+    return true;
+  }
+
+  std::optional<std::pair<uint64_t, uint64_t>> analyse(func::FuncOp fn) {
+    if (auto it = cache.find(fn); it != cache.end())
+      return it->second;
+    if (!active.insert(fn).second)
+      return std::nullopt; // recursion
+    std::optional<std::pair<uint64_t, uint64_t>> result =
+        std::pair<uint64_t, uint64_t>{0, 0};
+    auto perThread = [](Operation *op) {
+      return op->getParentOfType<omp::ParallelOp>() != nullptr ||
+             op->getParentOfType<scf::ParallelOp>() != nullptr ||
+             op->getParentOfType<scf::ForallOp>() != nullptr;
+    };
+    auto escapesLoop = [&](Operation *op) {
+      for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
+        if (isa<LoopLikeOpInterface>(p) || isa<scf::WhileOp>(p))
+          for (Type t : p->getResultTypes())
+            if (isa<BaseMemRefType>(t))
+              return true;
+      return false;
+    };
+    fn.walk([&](Operation *op) {
+      if (!result)
+        return WalkResult::interrupt();
+      uint64_t serial = 0, threaded = 0;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        MemRefType type = alloc.getType();
+        std::optional<uint64_t> e = elementBytes(type.getElementType());
+        if (!type.hasStaticShape() || !e || escapesLoop(op)) {
+          result.reset();
+          return WalkResult::interrupt();
+        }
+        uint64_t bytes = *e;
+        for (int64_t d : type.getShape())
+          if (d != 0 && bytes > UINT64_MAX / static_cast<uint64_t>(d)) {
+            result.reset();
+            return WalkResult::interrupt();
+          } else
+            bytes *= static_cast<uint64_t>(d);
+        if (std::optional<uint64_t> a = alloc.getAlignment())
+          bytes += *a;
+        (perThread(op) ? threaded : serial) = bytes;
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (!callee || callee.isExternal())
+          return WalkResult::advance();
+        auto sub = analyse(callee);
+        if (!sub || escapesLoop(op)) {
+          result.reset();
+          return WalkResult::interrupt();
+        }
+        if (perThread(op))
+          threaded = sub->first + sub->second;
+        else {
+          serial = sub->first;
+          threaded = sub->second;
+        }
+      } else {
+        return WalkResult::advance();
+      }
+      if (!add(result->first, serial) || !add(result->second, threaded))
+        result.reset();
+      return WalkResult::advance();
+    });
+    active.erase(fn);
+    cache[fn] = result;
+    return result;
+  }
+};
+
+/// Runs the working-memory analysis on the IR just before memrefs are
+/// lowered to LLVM (after bufferization, deallocation, the codegen and the
+/// conversion of parallel loops to OpenMP).
+struct WorkingMemoryInstrumentation : PassInstrumentation {
+  std::vector<EntrySpec> &entries;
+  bool ran = false;
+  explicit WorkingMemoryInstrumentation(std::vector<EntrySpec> &entries)
+      : entries(entries) {}
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (ran || pass->getArgument() != "finalize-memref-to-llvm")
+      return;
+    auto module = dyn_cast<ModuleOp>(op);
+    if (!module)
+      return;
+    ran = true;
+    WorkingMemoryAnalysis analysis{module, {}, {}};
+    for (EntrySpec &entry : entries)
+      if (auto fn = module.lookupSymbol<func::FuncOp>(entry.name))
+        entry.workingMemory = analysis.analyse(fn);
+  }
 };
 
 std::optional<std::string> dtypeName(Type type) {
@@ -382,12 +515,18 @@ llvm::json::Value manifestJson(const CpuTarget &target,
     return out;
   };
   llvm::json::Array entryArray;
-  for (const EntrySpec &entry : entries)
-    entryArray.push_back(llvm::json::Object{
+  for (const EntrySpec &entry : entries) {
+    llvm::json::Object obj{
         {key::kName, entry.name},
         {key::kSymbol, fmt::kPackedSymbolPrefix + entry.name},
         {key::kArgs, tensors(entry.args)},
-        {key::kResults, tensors(entry.results)}});
+        {key::kResults, tensors(entry.results)}};
+    if (entry.workingMemory) {
+      obj[key::kWorkingMemory] = entry.workingMemory->first;
+      obj[key::kWorkingMemoryPerThread] = entry.workingMemory->second;
+    }
+    entryArray.push_back(std::move(obj));
+  }
   return llvm::json::Object{
       {key::kFormat, fmt::kFormatName},
       {key::kVersion, fmt::kVersion},
@@ -477,8 +616,16 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   }
   else
     buildHktCpuReferencePipeline(pm);
+  auto instrumentation =
+      std::make_unique<WorkingMemoryInstrumentation>(*entries);
+  WorkingMemoryInstrumentation *memory = instrumentation.get();
+  pm.addInstrumentation(std::move(instrumentation));
   if (failed(pm.run(module)))
     return failure();
+  if (!memory->ran)
+    return emitError(loc, "internal error: the pipeline has no "
+                          "finalize-memref-to-llvm pass, before which the "
+                          "working memory is computed");
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

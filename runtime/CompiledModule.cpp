@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompiledModule.h"
+#include "runtime/MemoryCheck.h"
 #include "runtime/CpuFeatures.h"
 #include "runtime/Internal.h"
 
@@ -196,6 +197,18 @@ Status Entry::call(const std::vector<Tensor *> &args,
     std::vector<const Tensor *> constResults(results.begin(), results.end());
     if (Status s = check(constArgs, constResults); !s.ok())
       return s;
+    // The working memory the compiled code will allocate must fit in what
+    // is left (the arguments and results are allocated already).
+    if (uint64_t working = workingMemory(spec(), openmpThreadCount())) {
+      Expected<MemoryInfo> info = readMemoryInfo();
+      if (!info)
+        return info.status();
+      MemoryNeed need;
+      need.working = working;
+      need.buffersAllocated = true;
+      if (Status s = checkMemory(name(), need, *info); !s.ok())
+        return s;
+    }
     std::vector<std::vector<int64_t>> descriptors;
     descriptors.reserve(args.size() + results.size());
     for (Tensor *t : args)

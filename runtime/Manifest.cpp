@@ -173,6 +173,21 @@ private:
     e.args = parseSpecs(entry, key::kArgs, named, /*isArg=*/true);
     e.results = parseSpecs(entry, key::kResults, named, /*isArg=*/false);
     checkSymbols(e, named);
+    auto bytes = [&](const char *k) -> std::optional<uint64_t> {
+      auto it = entry.find(k);
+      if (it == entry.end())
+        return std::nullopt;
+      if (!it->is_number_unsigned())
+        error(join(named, k), "is not a non-negative integer");
+      return it->get<uint64_t>();
+    };
+    e.workingMemoryBytes = bytes(key::kWorkingMemory);
+    if (std::optional<uint64_t> perThread = bytes(key::kWorkingMemoryPerThread)) {
+      if (!e.workingMemoryBytes)
+        error(join(named, key::kWorkingMemoryPerThread),
+              concat("needs '", key::kWorkingMemory, "' too"));
+      e.workingMemoryPerThreadBytes = *perThread;
+    }
     return e;
   }
 

@@ -102,6 +102,11 @@ struct EntrySpec {
   std::string symbol;
   std::vector<TensorSpec> args;
   std::vector<TensorSpec> results;
+  /// The working memory the compiler recorded (key::kWorkingMemory and
+  /// key::kWorkingMemoryPerThread); unset when the manifest has none (an
+  /// older compiler, or an entry it could not bound).
+  std::optional<uint64_t> workingMemoryBytes;
+  uint64_t workingMemoryPerThreadBytes = 0;
 
   /// The argument / result called `name`, or null.
   const TensorSpec *findArg(const std::string &name) const;

@@ -60,6 +60,13 @@ inline constexpr const char *kName = "name";
 inline constexpr const char *kSymbol = "symbol";
 inline constexpr const char *kArgs = "args";
 inline constexpr const char *kResults = "results";
+// Optional (docs/module-format.md, "Working memory"): an upper bound of the
+// bytes the entry allocates during a call, beyond its arguments and results:
+// `working_memory_bytes` once per call, plus `working_memory_per_thread_bytes`
+// for each thread that runs the entry's parallel regions.
+inline constexpr const char *kWorkingMemory = "working_memory_bytes";
+inline constexpr const char *kWorkingMemoryPerThread =
+    "working_memory_per_thread_bytes";
 // args[i] / results[i]
 inline constexpr const char *kRole = "role";
 inline constexpr const char *kDType = "dtype";

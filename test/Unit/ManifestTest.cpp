@@ -423,3 +423,27 @@ TEST_F(ManifestFileTest, ReadsFileAndNamesMissingOne) {
 }
 
 } // namespace
+
+TEST(ManifestTest, ReadsWorkingMemory) {
+  // Absent: an older manifest stays readable.
+  Expected<Manifest> plain = parseManifest(kGood, "good");
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_FALSE(plain->entries[0].workingMemoryBytes.has_value());
+  Expected<Manifest> m = parseManifest(
+      variant("\"future_field\"", "\"working_memory_bytes\": 5000000000, "
+                                  "\"working_memory_per_thread_bytes\": 64, "
+                                  "\"future_field\""),
+      "m");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->entries[0].workingMemoryBytes, 5000000000u);
+  EXPECT_EQ(m->entries[0].workingMemoryPerThreadBytes, 64u);
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"future_field\"",
+                         "\"working_memory_bytes\": -1, \"future_field\"")),
+      "working_memory_bytes: is not a non-negative integer"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"future_field\"",
+                         "\"working_memory_per_thread_bytes\": 1, "
+                         "\"future_field\"")),
+      "needs 'working_memory_bytes' too"));
+}

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompiledModule.h"
+#include "runtime/MemoryCheck.h"
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
 
@@ -73,6 +74,12 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
                          call, the warm-up included, updates in-out
                          arguments)
   --quiet                print nothing but errors
+
+Before reading or allocating anything, hkt-run refuses a call whose
+arguments, results and working memory (from the manifest) exceed the memory
+available to the process: the smaller of /proc/meminfo's MemAvailable and
+what the cgroup limit leaves. HKT_MEMORY_LIMIT_BYTES=N sets the available
+amount to N bytes instead.
 )";
 
 /// A command-line mistake: reported with the usage line, exit status 2.
@@ -239,6 +246,40 @@ int64_t configureThreads(const Options &o) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// The bytes of a tensor of `spec` with the dynamic dimensions in `sizes`
+/// (saturating).
+uint64_t specBytes(const TensorSpec &spec, const DimSizes &sizes) {
+  std::optional<int64_t> n =
+      checkedNumElements(spec.concreteShape(sizes), dtypeSize(spec.dtype));
+  return n ? static_cast<uint64_t>(*n) * dtypeSize(spec.dtype) : UINT64_MAX;
+}
+
+/// Refuses a call that cannot fit before anything is read or allocated: the
+/// arguments and results at the manifest's shapes (a dynamic dimension at
+/// its smallest size, 1: what is refused here cannot fit in any call) plus
+/// the entry's working memory for `threads` threads.
+void checkMemoryBeforeAllocating(const EntrySpec &spec, int64_t threads) {
+  DimSizes smallest;
+  for (const TensorSpec &t : spec.args)
+    for (const std::optional<DynamicDim> &d : t.dims)
+      if (d)
+        smallest[d->symbol] = 1;
+  MemoryNeed need;
+  auto add = [](uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+  };
+  for (const TensorSpec &t : spec.args)
+    need.inputs = add(need.inputs, specBytes(t, smallest));
+  for (const TensorSpec &t : spec.results)
+    need.outputs = add(need.outputs, specBytes(t, smallest));
+  need.working = workingMemory(spec, static_cast<uint64_t>(threads));
+  Expected<MemoryInfo> info = readMemoryInfo();
+  if (!info)
+    fail(info.message());
+  if (Status s = checkMemory(spec.name, need, *info); !s.ok())
+    fail(s.message());
+}
+
 /// The process's peak resident set size in MiB (0 if unknown).
 double peakRssMiB() {
   struct rusage usage;
@@ -280,6 +321,7 @@ int run(const Options &o) {
   }
   const EntrySpec &spec = entry->spec();
   std::string entryName = "entry '" + spec.name + "'";
+  checkMemoryBeforeAllocating(spec, threads);
 
   // Check the outputs before doing any work. An in-out argument is an output
   // too: its value after the call.
