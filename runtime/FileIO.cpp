@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -65,6 +66,14 @@ Status hkt::runtime::writeFileAtomically(const std::string &path,
       left -= static_cast<size_t>(n);
     }
   }
+  // On disk before the rename: a crash (or power loss) after it then finds
+  // the whole new file, before it the old one.
+  if (::fsync(fd) != 0)
+    return failWith("fsync failed", errno);
+  // A test hook (test/Tools/atomic-write.test): wait N seconds with the
+  // complete temporary file written, so a test can kill the writer there.
+  if (const char *pause = std::getenv("HKT_TEST_PAUSE_BEFORE_RENAME"))
+    ::sleep(static_cast<unsigned>(std::atoi(pause)));
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -76,6 +85,13 @@ Status hkt::runtime::writeFileAtomically(const std::string &path,
     ::unlink(tmp.c_str());
     return Status::error(
         concat("cannot write '", path, "': ", std::strerror(err)));
+  }
+  // The rename itself, durable: fsync the directory (best effort: some file
+  // systems refuse to open or sync a directory).
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    (void)::fsync(dirFd);
+    ::close(dirFd);
   }
   return Status::success();
 }
