@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -63,10 +64,32 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
             k.name);
       continue;
     }
+    // Distinguish the wrong JSON type, a fraction, a value beyond int64 and
+    // a value < 1; never wrap (llvm::json keeps integers up to uint64 exact).
     std::optional<int64_t> i = v->getAsInteger();
-    if (!i || *i < 1)
+    if (!i) {
+      if (v->getAsUINT64())
+        return llvm::createStringError(
+            "layer config key '%s' must be an integer >= 1 (got %llu, beyond "
+            "int64; see docs/limits.md)",
+            k.name, static_cast<unsigned long long>(*v->getAsUINT64()));
+      if (std::optional<double> d = v->getAsNumber())
+        return llvm::createStringError(
+            "layer config key '%s' must be an integer >= 1 (got %g)", k.name,
+            *d);
       return llvm::createStringError(
-          "layer config key '%s' must be an integer >= 1", k.name);
+          "layer config key '%s' must be an integer >= 1 (got a JSON %s)",
+          k.name,
+          v->kind() == llvm::json::Value::String    ? "string"
+          : v->kind() == llvm::json::Value::Boolean ? "boolean"
+          : v->kind() == llvm::json::Value::Null    ? "null"
+          : v->kind() == llvm::json::Value::Array   ? "array"
+                                                    : "object");
+    }
+    if (*i < 1)
+      return llvm::createStringError(
+          "layer config key '%s' must be an integer >= 1 (got %lld)", k.name,
+          static_cast<long long>(*i));
     *k.field = *i;
   }
   for (BoolKey &k : bools) {
@@ -83,7 +106,98 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
         "layer config: 'dim' (%lld) must be divisible by 'heads' (%lld)",
         static_cast<long long>(config.dim),
         static_cast<long long>(config.heads));
+  if (llvm::Error e = checkLayerConfigLimits(config))
+    return std::move(e);
   return config;
+}
+
+// The limits of docs/limits.md. Every product is computed with overflow
+// checks, so no value (each already in [1, 2^63)) can wrap.
+llvm::Error mlir::hkt::checkLayerConfigLimits(const LayerConfig &c) {
+  auto err = [](const char *key, int64_t value, const std::string &why) {
+    return llvm::createStringError("layer config '%s' = %lld: %s", key,
+                                   static_cast<long long>(value),
+                                   why.c_str());
+  };
+  auto str = [](int64_t v) { return std::to_string(v); };
+  struct Cap {
+    const char *key;
+    int64_t value, max;
+    const char *why;
+  };
+  Cap caps[] = {
+      {"batch", c.batch, kMaxTensorElements, "exceeds the tensor element limit"},
+      {"seq_len", c.seqLen, kMaxSeqLen,
+       "exceeds the largest sequence length, the int32 range of 'lengths'"},
+      {"dim", c.dim, kMaxDim, "exceeds the largest model width"},
+      {"heads", c.heads, kMaxDim, "exceeds the largest model width"},
+      {"levels", c.levels, kMaxLevels, "exceeds the largest number of levels"},
+      {"stride", c.stride, kMaxStrideProduct,
+       "exceeds the largest stride"},
+      {"kernel", c.kernel, kMaxKernel, "exceeds the largest kernel size"},
+      {"conv_kernel", c.convKernel, kMaxKernel,
+       "exceeds the largest kernel size"}};
+  for (const Cap &cap : caps)
+    if (cap.value > cap.max)
+      return err(cap.key, cap.value,
+                 std::string(cap.why) + " (at most " + str(cap.max) +
+                     ", see docs/limits.md)");
+
+  // stride^(levels-1): the coarsest level's block and the alignment of the
+  // fused tiles. Bounded so that tiles stay small and nothing overflows.
+  auto power = [](int64_t base, int64_t exp, int64_t &out) {
+    out = 1;
+    for (int64_t l = 0; l < exp; ++l)
+      if (llvm::MulOverflow(out, base, out) || out > kMaxStrideProduct)
+        return false;
+    return true;
+  };
+  int64_t product;
+  if (!power(c.stride, c.levels - 1, product)) {
+    int64_t maxLevels = 1, maxStride = 1, p;
+    while (power(c.stride, maxLevels, p) && maxLevels < kMaxLevels)
+      ++maxLevels;
+    while (power(maxStride + 1, c.levels - 1, p))
+      ++maxStride;
+    return llvm::createStringError(
+        "layer config 'levels' = %lld, 'stride' = %lld: stride^(levels-1) = "
+        "%lld^%lld exceeds %lld (2^10): at most %lld levels for stride %lld, "
+        "or a stride of at most %lld for %lld levels (see docs/limits.md)",
+        static_cast<long long>(c.levels), static_cast<long long>(c.stride),
+        static_cast<long long>(c.stride), static_cast<long long>(c.levels - 1),
+        static_cast<long long>(kMaxStrideProduct),
+        static_cast<long long>(maxLevels), static_cast<long long>(c.stride),
+        static_cast<long long>(maxStride), static_cast<long long>(c.levels));
+  }
+
+  // Every tensor of the layer: element count and bytes (f32).
+  auto tensor = [&](const char *name,
+                    std::initializer_list<int64_t> shape) -> llvm::Error {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      if (llvm::MulOverflow(n, d, n) || n > kMaxTensorElements)
+        return llvm::createStringError(
+            "layer config: tensor '%s' would have more than %lld elements "
+            "(the per-tensor limit, %lld GiB of f32; see docs/limits.md): "
+            "batch %lld, seq_len %lld, dim %lld, levels %lld",
+            name, static_cast<long long>(kMaxTensorElements),
+            static_cast<long long>(kMaxTensorElements * 4 >> 30),
+            static_cast<long long>(c.batch), static_cast<long long>(c.seqLen),
+            static_cast<long long>(c.dim), static_cast<long long>(c.levels));
+    return llvm::Error::success();
+  };
+  int64_t L = c.levels, D = c.dim;
+  if (auto e = tensor("x", {c.batch, c.seqLen, D}))
+    return e;
+  if (auto e = tensor("wq", {L, D, D}))
+    return e;
+  if (auto e = tensor("down_w", {L, D, c.kernel}))
+    return e;
+  if (auto e = tensor("theta", {c.heads, L}))
+    return e;
+  if (auto e = tensor("conv_u", {D, c.convKernel}))
+    return e;
+  return llvm::Error::success();
 }
 
 OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,

@@ -22,6 +22,18 @@ struct LayerConfig {
   bool hybrid = true, causal = false;
 };
 
+/// Limits of a layer config (docs/limits.md gives the reasons).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 31; // per tensor (8 GiB f32)
+constexpr int64_t kMaxSeqLen = (int64_t(1) << 31) - 1;   // lengths are int32
+constexpr int64_t kMaxDim = int64_t(1) << 16;
+constexpr int64_t kMaxLevels = 16;
+constexpr int64_t kMaxStrideProduct = int64_t(1) << 10; // stride^(levels-1)
+constexpr int64_t kMaxKernel = 1024;
+
+/// Checks a parsed config against those limits with overflow-checked shape
+/// arithmetic; the message names the key, its value and the bound.
+llvm::Error checkLayerConfigLimits(const LayerConfig &config);
+
 /// Parses a layer config; errors name the offending key. `batch`, `seq_len`,
 /// `dim` and `heads` are required; unknown keys are errors.
 llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "llvm/Support/MathExtras.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -99,6 +100,33 @@ LogicalResult expectHeadsDivide(Operation *op, int64_t dim, int64_t heads) {
 int64_t dimOf(Value v, unsigned i) {
   return cast<RankedTensorType>(v.getType()).getDimSize(i);
 }
+
+// The limits of docs/limits.md (the same numbers as compiler/LayerConfig.h):
+// the block of the coarsest level, stride^(levels-1), and every stride or
+// upsampling factor at most 2^10; at most 16 levels; kernels at most 1024.
+constexpr int64_t kMaxFactor = int64_t(1) << 10;
+constexpr int64_t kMaxLevels = 16;
+constexpr int64_t kMaxKernel = 1024;
+
+LogicalResult expectAtMost(Operation *op, StringRef name, int64_t value,
+                           int64_t max) {
+  if (value <= max)
+    return success();
+  return op->emitOpError() << name << " = " << value << " exceeds " << max
+                           << " (see docs/limits.md)";
+}
+
+/// stride^(levels-1) <= kMaxFactor, computed without overflow.
+LogicalResult expectCoarsestBlock(Operation *op, int64_t stride,
+                                  int64_t levels) {
+  int64_t product = 1;
+  for (int64_t l = 1; l < levels; ++l)
+    if (llvm::MulOverflow(product, stride, product) || product > kMaxFactor)
+      return op->emitOpError()
+             << "stride^(levels-1) = " << stride << "^" << (levels - 1)
+             << " exceeds " << kMaxFactor << " (see docs/limits.md)";
+  return success();
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -115,6 +143,10 @@ LogicalResult DownsampleOp::verify() {
   int64_t b = dimOf(getInput(), 0), t = dimOf(getInput(), 1),
           d = dimOf(getInput(), 2), k = dimOf(getWeight(), 1);
   int64_t s = getStride();
+  if (failed(expectAtMost(op, "stride", s, kMaxFactor)) ||
+      (!ShapedType::isDynamic(k) &&
+       failed(expectAtMost(op, "kernel size", k, kMaxKernel))))
+    return failure();
   if (failed(expectShape(op, "weight", getWeight(), {d, k}, "D x k")) ||
       failed(expectShape(op, "bias", getBias(), {d}, "D")) ||
       failed(expectShape(op, "init", getInit(), {b, ceilDivDim(t, s), d},
@@ -154,6 +186,8 @@ LogicalResult UpsampleOp::verify() {
       failed(expectRank(op, "init", getInit(), 4, "B x H x Tq x Tk")))
     return failure();
   int64_t f = getFactor();
+  if (failed(expectAtMost(op, "factor", f, kMaxFactor)))
+    return failure();
   auto in = cast<RankedTensorType>(getInput().getType()).getShape();
   auto out = cast<RankedTensorType>(getInit().getType()).getShape();
   if (failed(expectShape(op, "init", getInit(), {in[0], in[1], out[2], out[3]},
@@ -273,6 +307,9 @@ LogicalResult OnlineAttentionOp::verify() {
     return emitOpError() << "factor of level 0 must be 1, got " << factors[0];
   if (llvm::any_of(factors, [](int64_t f) { return f < 1; }))
     return emitOpError("factors must be >= 1");
+  for (int64_t f : factors)
+    if (failed(expectAtMost(op, "factor", f, kMaxFactor)))
+      return failure();
   SmallVector<Value> floats(getQueries());
   llvm::append_range(floats, getKeys());
   floats.append({getValue(), getAcc(), getMax(), getSum()});
@@ -329,6 +366,12 @@ LogicalResult AttentionOp::verify() {
     return failure();
   int64_t b = dimOf(getX(), 0), t = dimOf(getX(), 1), d = dimOf(getX(), 2);
   int64_t h = getHeads(), l = getLevels();
+  if (failed(expectAtMost(op, "levels", l, kMaxLevels)) ||
+      failed(expectAtMost(op, "stride", getStride(), kMaxFactor)) ||
+      failed(expectAtMost(op, "kernel", getKernel(), kMaxKernel)) ||
+      failed(expectAtMost(op, "conv_kernel", getConvKernel(), kMaxKernel)) ||
+      failed(expectCoarsestBlock(op, getStride(), l)))
+    return failure();
   if (failed(expectHeadsDivide(op, d, h)) ||
       failed(expectShape(op, "wq", getWq(), {l, d, d}, "L x D x D")) ||
       failed(expectShape(op, "wk", getWk(), {l, d, d}, "L x D x D")) ||

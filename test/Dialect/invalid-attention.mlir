@@ -174,3 +174,51 @@ func.func @conv_needs_hybrid(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk:
   %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64} -> tensor<2x8x4xf32>
   return %y : tensor<2x8x4xf32>
 }
+
+// -----
+
+func.func @levels_cap(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{levels = 40 exceeds 16 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 40 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @stride_cap(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{stride = 1025 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, stride = 1025 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @coarsest_block(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{stride^(levels-1) = 33^2 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, stride = 33 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @stride_beyond_int32(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{stride = 4294967296 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, stride = 4294967296 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @kernel_cap(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{kernel = 1025 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, kernel = 1025 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @conv_kernel_cap(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{conv_kernel = 1025 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, conv_kernel = 1025 : i64, hybrid = true} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}

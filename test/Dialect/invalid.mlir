@@ -309,3 +309,27 @@ func.func @hybrid_heads(%a: tensor<2x4x4xf32>, %v: tensor<2x4x4xf32>, %u: tensor
   %o = hkt.hybrid ins(%a, %v, %u, %g : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x3xf32>, tensor<3xf32>) outs(%i : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   return %o : tensor<2x4x4xf32>
 }
+
+// -----
+
+func.func @downsample_stride_cap(%x: tensor<2x8x4xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>, %i: tensor<2x1x4xf32>) -> tensor<2x1x4xf32> {
+  // expected-error @+1 {{stride = 1025 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.downsample ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4x3xf32>, tensor<4xf32>) outs(%i : tensor<2x1x4xf32>) stride = 1025 -> tensor<2x1x4xf32>
+  return %y : tensor<2x1x4xf32>
+}
+
+// -----
+
+func.func @downsample_kernel_cap(%x: tensor<2x8x4xf32>, %w: tensor<4x1025xf32>, %b: tensor<4xf32>, %i: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{kernel size = 1025 exceeds 1024 (see docs/limits.md)}}
+  %y = hkt.downsample ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4x1025xf32>, tensor<4xf32>) outs(%i : tensor<2x4x4xf32>) stride = 2 -> tensor<2x4x4xf32>
+  return %y : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @upsample_factor_cap(%s: tensor<2x2x1x1xf32>, %i: tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> {
+  // expected-error @+1 {{factor = 4294967296 exceeds 1024 (see docs/limits.md)}}
+  %u = hkt.upsample ins(%s : tensor<2x2x1x1xf32>) outs(%i : tensor<2x2x8x8xf32>) factor = 4294967296 -> tensor<2x2x8x8xf32>
+  return %u : tensor<2x2x8x8xf32>
+}
