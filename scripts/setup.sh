@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what HKT needs from Debian 12's apt (only what is missing; one
 # `apt-get update`), then configures and builds into build/ with CMake + Ninja.
-# Idempotent: a second run only rebuilds what changed.
+# Idempotent: a second run only rebuilds what changed. HKT_BUILD_DIR picks the
+# build folder, HKT_SANITIZE (e.g. address;undefined) the sanitizers of a new one.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +34,8 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR="$llvm/lib/cmake/mlir" \
     -DMLIR_LINK_MLIR_DYLIB=ON \
-    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit"
+    -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" \
+    -DHKT_SANITIZE="${HKT_SANITIZE:-}"
 fi
 # Two cores here; say so explicitly so CI machines with more do not oversubscribe memory.
 cmake --build "$build" -j "${HKT_JOBS:-$(nproc)}"

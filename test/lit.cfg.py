@@ -18,8 +18,10 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
 
 # HKT_TEST_SEED: the seed of every random test (test/reference/hkt_seed.py);
 # unset, each test picks a fresh one and prints it.
+# ASAN/UBSAN/LSAN_OPTIONS: for a build with HKT_SANITIZE (scripts/test.sh sets them).
 llvm_config.with_system_environment(["HOME", "TMPDIR", "OMP_NUM_THREADS",
-                                     "HKT_TEST_SEED"])
+                                     "HKT_TEST_SEED", "ASAN_OPTIONS",
+                                     "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 

@@ -11,3 +11,8 @@ config.test_format = lit.formats.GoogleTest(".", "-tests")
 
 config.test_source_root = os.path.join(config.hkt_obj_root, "test", "Unit")
 config.test_exec_root = config.test_source_root
+
+# Sanitizer settings of a build with HKT_SANITIZE (scripts/test.sh sets them).
+for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
