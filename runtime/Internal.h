@@ -16,6 +16,7 @@
 #include "runtime/Status.h"
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <sstream>
@@ -77,6 +78,28 @@ public:
 private:
   int fd = -1;
   uint64_t fileSize = 0;
+  std::string what;
+};
+
+/// A byte buffer with InputFile's interface, so the readers can parse memory
+/// (fuzzing, embedded data) with the same code and messages as files.
+class InputBytes {
+public:
+  InputBytes(const void *data, size_t size, std::string what)
+      : bytes(static_cast<const char *>(data)), byteCount(size),
+        what(std::move(what)) {}
+
+  uint64_t size() const { return byteCount; }
+  void readAt(uint64_t offset, void *dst, size_t n, const char *part) const {
+    if (offset > byteCount || n > byteCount - offset)
+      fail(what, " is truncated: it ends inside the ", part);
+    if (n)
+      std::memcpy(dst, bytes + offset, n);
+  }
+
+private:
+  const char *bytes;
+  size_t byteCount;
   std::string what;
 };
 

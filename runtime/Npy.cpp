@@ -194,88 +194,104 @@ DType parseDescr(const PyValue &descr, const std::string &what) {
 
 } // namespace
 
+namespace {
+/// The reader, over an InputFile or an InputBytes.
+template <typename Source>
+Tensor readNpyFrom(const Source &file, const std::string &what) {
+  unsigned char prefix[12];
+  if (file.size() < 10)
+    fail(what, ": not a .npy file (too short: ", file.size(), " bytes)");
+  file.readAt(0, prefix, 10, "preamble");
+  if (std::memcmp(prefix, kMagic, kMagicSize) != 0)
+    fail(what, ": not a .npy file (bad magic; expected \\x93NUMPY)");
+  int major = prefix[6], minor = prefix[7];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    fail(what, ": unsupported .npy format version ", major, ".", minor,
+         " (supported: 1.0, 2.0, 3.0)");
+  uint64_t headerStart = major == 1 ? 10 : 12, headerLen;
+  if (major == 1) {
+    headerLen = readLE(prefix + 8, 2);
+  } else {
+    file.readAt(10, prefix + 10, 2, "preamble");
+    headerLen = readLE(prefix + 8, 4);
+  }
+  if (headerLen > kMaxNpyHeaderLength)
+    fail(what, ": absurd header length ", headerLen, " (more than ",
+         kMaxNpyHeaderLength, " bytes); the file is corrupt");
+  if (headerStart + headerLen > file.size())
+    fail(what, ": header length ", headerLen, " exceeds the file size (",
+         file.size(), " bytes); the file is truncated or corrupt");
+  std::string header(headerLen, '\0');
+  file.readAt(headerStart, header.data(), headerLen, "header");
+
+  PyValue dict = HeaderParser(header, what).parseTop();
+  std::map<std::string, const PyValue *> keys;
+  for (auto &[key, value] : dict.entries) {
+    if (key != "descr" && key != "fortran_order" && key != "shape")
+      fail(what, ": the header has an unexpected key '", key,
+           "' (expected descr, fortran_order, shape)");
+    keys[key] = &value;
+  }
+  for (const char *key : {"descr", "fortran_order", "shape"})
+    if (!keys.count(key))
+      fail(what, ": the header lacks the key '", key, "'");
+
+  DType dtype = parseDescr(*keys["descr"], what);
+  const PyValue &fortran = *keys["fortran_order"];
+  if (fortran.kind != PyValue::Bool)
+    fail(what, ": fortran_order in the header is not True or False");
+  if (fortran.boolean)
+    fail(what,
+         ": Fortran-order arrays (fortran_order: True) are not supported; "
+         "save a C-order array (np.ascontiguousarray)");
+  const PyValue &shapeValue = *keys["shape"];
+  if (shapeValue.kind != PyValue::Tuple)
+    fail(what, ": shape in the header is not a tuple");
+  std::vector<int64_t> shape;
+  for (const PyValue &d : shapeValue.items) {
+    if (d.kind != PyValue::Int || d.integer < 0)
+      fail(what,
+           ": shape in the header is not a tuple of non-negative integers");
+    shape.push_back(d.integer);
+  }
+
+  uint64_t dataStart = headerStart + headerLen;
+  uint64_t available = file.size() - dataStart;
+  std::optional<int64_t> numel = checkedNumElements(shape, dtypeSize(dtype));
+  if (!numel)
+    fail(what, ": shape ", formatShape(shape), " is too large");
+  uint64_t needed = static_cast<uint64_t>(*numel) * dtypeSize(dtype);
+  // Compare sizes before allocating, so a corrupt shape cannot ask for
+  // terabytes.
+  if (available < needed)
+    fail(what, ": data is truncated: shape ", formatShape(shape), " of ",
+         dtypeNumpyCode(dtype), " needs ", needed, " bytes but the file holds ",
+         available);
+  if (available > needed)
+    fail(what, ": ", available - needed,
+         " trailing bytes after the data (shape ", formatShape(shape), " of ",
+         dtypeNumpyCode(dtype), " needs ", needed, " bytes)");
+  Expected<Tensor> tensor = Tensor::allocate(dtype, shape);
+  if (!tensor)
+    fail(what, ": ", tensor.message());
+  file.readAt(dataStart, tensor->data(), needed, "data");
+  return std::move(tensor).value();
+}
+} // namespace
+
 Expected<Tensor> hkt::runtime::readNpy(const std::string &path) {
   std::string what = "npy file " + inQuotes(path);
   return guarded<Expected<Tensor>>(what, [&]() -> Expected<Tensor> {
     InputFile file(path, what);
-    unsigned char prefix[12];
-    if (file.size() < 10)
-      fail(what, ": not a .npy file (too short: ", file.size(), " bytes)");
-    file.readAt(0, prefix, 10, "preamble");
-    if (std::memcmp(prefix, kMagic, kMagicSize) != 0)
-      fail(what, ": not a .npy file (bad magic; expected \\x93NUMPY)");
-    int major = prefix[6], minor = prefix[7];
-    if ((major != 1 && major != 2 && major != 3) || minor != 0)
-      fail(what, ": unsupported .npy format version ", major, ".", minor,
-           " (supported: 1.0, 2.0, 3.0)");
-    uint64_t headerStart = major == 1 ? 10 : 12, headerLen;
-    if (major == 1) {
-      headerLen = readLE(prefix + 8, 2);
-    } else {
-      file.readAt(10, prefix + 10, 2, "preamble");
-      headerLen = readLE(prefix + 8, 4);
-    }
-    if (headerLen > kMaxNpyHeaderLength)
-      fail(what, ": absurd header length ", headerLen, " (more than ",
-           kMaxNpyHeaderLength, " bytes); the file is corrupt");
-    if (headerStart + headerLen > file.size())
-      fail(what, ": header length ", headerLen, " exceeds the file size (",
-           file.size(), " bytes); the file is truncated or corrupt");
-    std::string header(headerLen, '\0');
-    file.readAt(headerStart, header.data(), headerLen, "header");
+    return readNpyFrom(file, what);
+  });
+}
 
-    PyValue dict = HeaderParser(header, what).parseTop();
-    std::map<std::string, const PyValue *> keys;
-    for (auto &[key, value] : dict.entries) {
-      if (key != "descr" && key != "fortran_order" && key != "shape")
-        fail(what, ": the header has an unexpected key '", key,
-             "' (expected descr, fortran_order, shape)");
-      keys[key] = &value;
-    }
-    for (const char *key : {"descr", "fortran_order", "shape"})
-      if (!keys.count(key))
-        fail(what, ": the header lacks the key '", key, "'");
-
-    DType dtype = parseDescr(*keys["descr"], what);
-    const PyValue &fortran = *keys["fortran_order"];
-    if (fortran.kind != PyValue::Bool)
-      fail(what, ": fortran_order in the header is not True or False");
-    if (fortran.boolean)
-      fail(what,
-           ": Fortran-order arrays (fortran_order: True) are not supported; "
-           "save a C-order array (np.ascontiguousarray)");
-    const PyValue &shapeValue = *keys["shape"];
-    if (shapeValue.kind != PyValue::Tuple)
-      fail(what, ": shape in the header is not a tuple");
-    std::vector<int64_t> shape;
-    for (const PyValue &d : shapeValue.items) {
-      if (d.kind != PyValue::Int || d.integer < 0)
-        fail(what,
-             ": shape in the header is not a tuple of non-negative integers");
-      shape.push_back(d.integer);
-    }
-
-    uint64_t dataStart = headerStart + headerLen;
-    uint64_t available = file.size() - dataStart;
-    std::optional<int64_t> numel = checkedNumElements(shape, dtypeSize(dtype));
-    if (!numel)
-      fail(what, ": shape ", formatShape(shape), " is too large");
-    uint64_t needed = static_cast<uint64_t>(*numel) * dtypeSize(dtype);
-    // Compare sizes before allocating, so a corrupt shape cannot ask for
-    // terabytes.
-    if (available < needed)
-      fail(what, ": data is truncated: shape ", formatShape(shape), " of ",
-           dtypeNumpyCode(dtype), " needs ", needed,
-           " bytes but the file holds ", available);
-    if (available > needed)
-      fail(what, ": ", available - needed,
-           " trailing bytes after the data (shape ", formatShape(shape), " of ",
-           dtypeNumpyCode(dtype), " needs ", needed, " bytes)");
-    Expected<Tensor> tensor = Tensor::allocate(dtype, shape);
-    if (!tensor)
-      fail(what, ": ", tensor.message());
-    file.readAt(dataStart, tensor->data(), needed, "data");
-    return std::move(tensor).value();
+Expected<Tensor> hkt::runtime::parseNpy(const void *data, size_t size,
+                                        const std::string &name) {
+  std::string what = "npy file " + inQuotes(name);
+  return guarded<Expected<Tensor>>(what, [&]() -> Expected<Tensor> {
+    return readNpyFrom(InputBytes(data, size, what), what);
   });
 }
 

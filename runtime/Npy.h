@@ -29,6 +29,11 @@ constexpr uint64_t kMaxNpyHeaderLength = 1 << 20;
 /// Reads a .npy file into a new tensor.
 Expected<Tensor> readNpy(const std::string &path);
 
+/// Parses the `size` bytes at `data` as a .npy file, with readNpy's checks
+/// and messages; `name` stands for the path in them.
+Expected<Tensor> parseNpy(const void *data, size_t size,
+                          const std::string &name);
+
 /// Writes `tensor` as a .npy file (format 1.0, or 2.0 if the header needs
 /// it), atomically: see writeFileAtomically.
 Status writeNpy(const std::string &path, const Tensor &tensor);

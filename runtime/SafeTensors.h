@@ -47,6 +47,11 @@ struct SafeTensorsFile {
 /// Reads and validates a safetensors file.
 Expected<SafeTensorsFile> readSafeTensors(const std::string &path);
 
+/// Parses the `size` bytes at `data` as a safetensors file, with
+/// readSafeTensors's checks and messages; `name` stands for the path in them.
+Expected<SafeTensorsFile> parseSafeTensors(const void *data, size_t size,
+                                           const std::string &name);
+
 /// Writes tensors (names must be unique and not "__metadata__") and metadata
 /// as a safetensors file, atomically (see writeFileAtomically). The data is
 /// laid out in the order given, without gaps.
