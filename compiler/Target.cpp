@@ -2,6 +2,8 @@
 
 #include "compiler/Target.h"
 
+#include "runtime/CpuFeatures.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -29,9 +31,22 @@ Expected<mlir::hkt::CpuTarget> mlir::hkt::createCpuTarget(StringRef cpu) {
   std::string featureString;
   if (cpu == "native") {
     result.cpu = sys::getHostCPUName().str();
+    // CPUID's features, less those the kernel does not report as usable in
+    // /proc/cpuinfo (Linux clears some for errata: RDSEED on Zen 5): the
+    // runtime refuses a module that needs a feature missing there, so a
+    // native module must not claim it.
+    const std::optional<std::set<std::string>> &usable =
+        ::hkt::runtime::hostCpuFlags();
     SmallVector<std::string> enabled;
-    for (const auto &feature : sys::getHostCPUFeatures())
-      enabled.push_back((feature.second ? "+" : "-") + feature.first().str());
+    for (const auto &feature : sys::getHostCPUFeatures()) {
+      bool on = feature.second;
+      if (on && usable) {
+        std::optional<std::string> flag =
+            ::hkt::runtime::cpuinfoFlagForFeature(feature.first().str());
+        on = !flag || usable->count(*flag);
+      }
+      enabled.push_back((on ? "+" : "-") + feature.first().str());
+    }
     featureString = join(enabled, ",");
   } else {
     result.cpu = cpu.str();
