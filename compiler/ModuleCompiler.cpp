@@ -644,6 +644,14 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
               llvmModule.get()))
     return emitError(loc) << "LLVM optimisation failed: "
                           << llvm::toString(std::move(err));
+  if (options.emitLLVM) {
+    llvmModule->print(*options.emitLLVM, nullptr);
+    return success();
+  }
+  if (options.emitLLVM) {
+    llvmModule->print(*options.emitLLVM, nullptr);
+    return success();
+  }
 
   // Everything is written under a fresh directory beside the destination.
   SmallString<256> tmpDir;

@@ -28,6 +28,9 @@ struct CompileOptions {
   /// Attention tile sizes of the fused pipeline (hkt-lower-online-attention's
   /// tile-q / tile-k); 0 keeps the pass defaults.
   int64_t tileQ = 0, tileK = 0;
+  /// When set, the optimised LLVM IR is printed here instead of writing a
+  /// module (hkt-compile --emit-llvm); the output directory is not used.
+  llvm::raw_ostream *emitLLVM = nullptr;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into the directory

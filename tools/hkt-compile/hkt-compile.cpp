@@ -3,6 +3,7 @@
 //   hkt-compile IN.mlir -o OUT              every public function of IN
 //   hkt-compile --layer LAYER.json -o OUT   one HKT layer (entry `layer`)
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
+//   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
 //
 // OUT is a directory holding module.so and manifest.json
 // (docs/module-format.md).
@@ -39,6 +40,10 @@ static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
 static cl::opt<bool> emitMlir(
     "emit-mlir", cl::desc("Print the hkt IR that would be compiled and stop"),
     cl::cat(category));
+static cl::opt<bool> emitLLVM(
+    "emit-llvm",
+    cl::desc("Print the optimised LLVM IR of the module and stop (no -o)"),
+    cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("Target CPU: 'native' (this machine, the default) or an LLVM "
@@ -74,8 +79,10 @@ int main(int argc, char **argv) {
                               "config -> a compiled module directory\n");
   if (inputFile.empty() == layerFile.empty())
     return fail("give exactly one input: IN.mlir or --layer LAYER.json");
-  if (!emitMlir && outputDir.empty())
-    return fail("no output: give -o OUT (or --emit-mlir)");
+  if (!emitMlir && !emitLLVM && outputDir.empty())
+    return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm)");
+  if (emitMlir && emitLLVM)
+    return fail("give at most one of --emit-mlir and --emit-llvm");
 
   DialectRegistry registry;
   hkt::registerHktDialects(registry);
@@ -127,6 +134,8 @@ int main(int argc, char **argv) {
     return fail("--tile-q and --tile-k apply to the fused pipeline only");
   options.tileQ = tileQ;
   options.tileK = tileK;
+  if (emitLLVM)
+    options.emitLLVM = &llvm::outs();
   if (failed(hkt::compileToDirectory(*module, options, outputDir)))
     return 1;
   return 0;
