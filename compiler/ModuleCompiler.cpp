@@ -81,6 +81,7 @@ struct EntrySpec {
 /// may outlive its iteration (the loop carries or returns a memref), or on
 /// recursion.
 struct WorkingMemoryAnalysis {
+  explicit WorkingMemoryAnalysis(ModuleOp module) : module(module) {}
   ModuleOp module;
   llvm::DenseMap<Operation *, std::optional<std::pair<uint64_t, uint64_t>>>
       cache;
@@ -189,7 +190,7 @@ struct WorkingMemoryInstrumentation : PassInstrumentation {
     if (!module)
       return;
     ran = true;
-    WorkingMemoryAnalysis analysis{module, {}, {}};
+    WorkingMemoryAnalysis analysis(module);
     for (EntrySpec &entry : entries)
       if (auto fn = module.lookupSymbol<func::FuncOp>(entry.name))
         entry.workingMemory = analysis.analyse(fn);
