@@ -2,7 +2,8 @@
 # Installs what HKT needs from Debian 12's apt (only what is missing; one
 # `apt-get update`), then configures and builds into build/ with CMake + Ninja.
 # Idempotent: a second run only rebuilds what changed. HKT_BUILD_DIR picks the
-# build folder, HKT_SANITIZE (e.g. address;undefined) the sanitizers of a new one.
+# build folder, HKT_SANITIZE (e.g. address;undefined) the sanitizers of a new one;
+# HKT_SETUP_NO_BUILD=1 installs the packages only (scripts/fuzz.sh).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,7 +11,7 @@ build="${HKT_BUILD_DIR:-$root/build}"
 
 packages=(
   build-essential cmake ninja-build ccache
-  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
   nlohmann-json3-dev libgtest-dev libomp-dev zlib1g-dev libzstd-dev
   python3 python3-numpy
 )
@@ -27,6 +28,8 @@ if ((${#missing[@]})); then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
 fi
+
+if [ "${HKT_SETUP_NO_BUILD:-0}" = 1 ]; then exit 0; fi
 
 llvm=/usr/lib/llvm-22
 if [ ! -f "$build/build.ninja" ]; then

@@ -14,7 +14,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hkt_obj_root, "test")
 # Unit/ is its own suite (GoogleTest); reference/ holds the Python reference.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "Inputs", "Unit", "reference"]
+                   "Inputs", "Unit", "reference", "fuzz", "sanitizers"]
 
 # HKT_TEST_SEED: the seed of every random test (test/reference/hkt_seed.py);
 # unset, each test picks a fresh one and prints it.
@@ -33,8 +33,13 @@ config.substitutions.insert(
     0, ("%examples", os.path.join(config.hkt_src_root, "examples")))
 
 tool_dirs = [config.hkt_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"],
-                                   tool_dirs)
+# hkt-fuzz-*: the fuzz targets of test/fuzz, run over files (FuzzerMain.cpp).
+fuzz_targets = ["hkt-fuzz-" + t for t in
+                ("npy", "safetensors", "manifest", "layer_config", "hkt_opt")]
+llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"]
+                                   + fuzz_targets, tool_dirs)
+config.substitutions.insert(
+    0, ("%fuzz", os.path.join(config.hkt_src_root, "test", "fuzz")))
 llvm_config.with_environment("PATH", config.hkt_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -1,0 +1,4 @@
+func.func @scores_query_rank(%q: tensor<8x4xf32>, %k: tensor<2x8x4xf32>, %i: tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> {
+  %s = hkt.level_scores ins(%q, %k : tensor<8x4xf32>, tensor<2x8x4xf32>) outs(%i : tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  return %s : tensor<2x2x8x8xf32>
+}

@@ -1,0 +1,4 @@
+func.func @upsample_input_rank(%s: tensor<2x4x4xf32>, %i: tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32> {
+  %u = hkt.upsample ins(%s : tensor<2x4x4xf32>) outs(%i : tensor<2x2x8x8xf32>) factor = 2 -> tensor<2x2x8x8xf32>
+  return %u : tensor<2x2x8x8xf32>
+}

@@ -1,0 +1,4 @@
+func.func @hybrid_init(%a: tensor<2x4x4xf32>, %v: tensor<2x4x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %i: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %o = hkt.hybrid ins(%a, %v, %u, %g : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x3xf32>, tensor<2xf32>) outs(%i : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %o : tensor<1x4x4xf32>
+}
