@@ -16,6 +16,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include "dialect/HKTInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialect/HKTOps.h.inc"
 

@@ -10,6 +10,7 @@
 #define HKT_DIALECT_HKTOPS_TD
 
 include "dialect/HKTDialect.td"
+include "dialect/HKTInterfaces.td"
 include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -38,7 +39,8 @@ class HKT_Op<string mnemonic, list<Trait> traits = []>
 // Step ops
 //===----------------------------------------------------------------------===//
 
-def HKT_DownsampleOp : HKT_Op<"downsample"> {
+def HKT_DownsampleOp : HKT_Op<"downsample",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "learned causal depthwise downsampling by a stride (SPEC 1)";
   let description = [{
     One level of causal, depthwise, strided downsampling (SPEC section 1):
@@ -71,7 +73,8 @@ def HKT_DownsampleOp : HKT_Op<"downsample"> {
   }];
 }
 
-def HKT_LevelScoresOp : HKT_Op<"level_scores"> {
+def HKT_LevelScoresOp : HKT_Op<"level_scores",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "per-head scaled dot-product scores of one level (SPEC 3)";
   let description = [{
     The score matrix of one level (SPEC section 3):
@@ -100,7 +103,8 @@ def HKT_LevelScoresOp : HKT_Op<"level_scores"> {
   }];
 }
 
-def HKT_UpsampleOp : HKT_Op<"upsample"> {
+def HKT_UpsampleOp : HKT_Op<"upsample",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "nearest-neighbour upsampling of a score matrix (SPEC 4)";
   let description = [{
     Nearest-neighbour upsampling in both sequence dimensions (SPEC section 4):
@@ -129,7 +133,8 @@ def HKT_UpsampleOp : HKT_Op<"upsample"> {
   }];
 }
 
-def HKT_ConvexFuseOp : HKT_Op<"convex_fuse"> {
+def HKT_ConvexFuseOp : HKT_Op<"convex_fuse",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "convex combination of level scores with softmax(theta) (SPEC 4)";
   let description = [{
     Fuses the (upsampled) level scores with learned convex weights
@@ -160,7 +165,8 @@ def HKT_ConvexFuseOp : HKT_Op<"convex_fuse"> {
   }];
 }
 
-def HKT_MaskOp : HKT_Op<"mask"> {
+def HKT_MaskOp : HKT_Op<"mask",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "causal and key-length masks on a score matrix (SPEC 5)";
   let description = [{
     Sets masked scores to `-inf` (SPEC section 5):
@@ -193,7 +199,8 @@ def HKT_MaskOp : HKT_Op<"mask"> {
   }];
 }
 
-def HKT_AttendOp : HKT_Op<"attend"> {
+def HKT_AttendOp : HKT_Op<"attend",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "per-head weighted sum of values (SPEC 6)";
   let description = [{
     Applies attention probabilities to the values, head by head
@@ -222,7 +229,8 @@ def HKT_AttendOp : HKT_Op<"attend"> {
   }];
 }
 
-def HKT_HybridOp : HKT_Op<"hybrid"> {
+def HKT_HybridOp : HKT_Op<"hybrid",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
   let summary = "per-head mix of attention and a causal convolution (SPEC 7)";
   let description = [{
     The hybrid head (SPEC section 7):

@@ -7,6 +7,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialect/Adjoints.h"
 #include "dialect/HKTDialect.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -186,6 +187,9 @@ void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
   cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  // AdjointOpInterface of the upstream ops hkt functions use
+  // (hkt-differentiate).
+  registerAdjointExternalModels(registry);
   registry.insert<omp::OpenMPDialect, transform::TransformDialect,
                   vector::VectorDialect>();
   linalg::registerTransformDialectExtension(registry);

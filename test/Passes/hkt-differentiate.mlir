@@ -1,0 +1,202 @@
+// RUN: hkt-opt %s --split-input-file --hkt-differentiate | FileCheck %s
+// The gradient IR of each op (its adjoint, AdjointOpInterface) and of a whole
+// layer; the numbers are checked in test/Integration/gradients.test.
+
+// SPEC Backward, level scores: dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d).
+// CHECK-LABEL: func.func @scores_grad
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x4x4xf32> {hkt.name = "q"}, %[[K:.+]]: tensor<1x4x4xf32> {hkt.name = "k"}, %[[DS:.+]]: tensor<1x2x4x4xf32> {hkt.name = "ds"})
+// CHECK-SAME: -> (tensor<1x4x4xf32> {hkt.name = "dq"}, tensor<1x4x4xf32> {hkt.name = "dk"})
+// CHECK-NOT: hkt.level_scores
+// CHECK: %[[SCALE:.+]] = arith.constant 0.7071067
+// CHECK: %[[SCALED:.+]] = linalg.generic {{.*}} ins(%[[DS]] : tensor<1x2x4x4xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK: %[[DQ:.+]] = hkt.attend ins(%[[SCALED]], %[[K]] : tensor<1x2x4x4xf32>, tensor<1x4x4xf32>)
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[SCALED]] : tensor<1x2x4x4xf32>) outs(%{{.*}} : tensor<1x2x4x4xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[DK:.+]] = hkt.attend ins(%[[T]], %[[Q]] : tensor<1x2x4x4xf32>, tensor<1x4x4xf32>)
+// CHECK: return %[[DQ]], %[[DK]]
+func.func @scores(%q: tensor<1x4x4xf32> {hkt.name = "q"}, %k: tensor<1x4x4xf32> {hkt.name = "k"})
+    -> (tensor<1x2x4x4xf32> {hkt.name = "s"}) {
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %s = hkt.level_scores ins(%q, %k : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %s : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A V: dP = dO V^T per head (level_scores, times sqrt(d)), dV = P^T dO.
+// CHECK-LABEL: func.func @attend_grad
+// CHECK-SAME: (%[[P:.+]]: tensor<1x2x4x4xf32>, %[[V:.+]]: tensor<1x4x4xf32>, %[[DO:.+]]: tensor<1x4x4xf32> {hkt.name = "dresult0"})
+// CHECK-SAME: -> (tensor<1x2x4x4xf32> {hkt.name = "darg0"}, tensor<1x4x4xf32> {hkt.name = "darg1"})
+// CHECK: %[[DPS:.+]] = hkt.level_scores ins(%[[DO]], %[[V]] : tensor<1x4x4xf32>, tensor<1x4x4xf32>)
+// CHECK: arith.constant 1.414213
+// CHECK: %[[DP:.+]] = linalg.generic {{.*}} ins(%[[DPS]]
+// CHECK: %[[PT:.+]] = linalg.transpose ins(%[[P]]
+// CHECK: %[[DV:.+]] = hkt.attend ins(%[[PT]], %[[DO]]
+// CHECK: return %[[DP]], %[[DV]]
+func.func @attend(%p: tensor<1x2x4x4xf32>, %v: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {
+  %e = tensor.empty() : tensor<1x4x4xf32>
+  %a = hkt.attend ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x4x4xf32>) outs(%e : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %a : tensor<1x4x4xf32>
+}
+
+// -----
+
+// Upsampling by 2 of a 3 x 3 block to 5 x 5: the gradient is the block sums
+// of dU (zero-padded to 6 x 6, split into 2 x 2 blocks, reduced).
+// CHECK-LABEL: func.func @upsample_grad
+// CHECK: %[[Z:.+]] = linalg.fill {{.*}} -> tensor<1x1x6x6xf32>
+// CHECK: %[[PAD:.+]] = tensor.insert_slice %{{.*}} into %[[Z]][0, 0, 0, 0] [1, 1, 5, 5] [1, 1, 1, 1] : tensor<1x1x5x5xf32> into tensor<1x1x6x6xf32>
+// CHECK: %[[BLK:.+]] = tensor.expand_shape %[[PAD]] {{\[\[}}0], [1], [2, 3], [4, 5]] {{.*}} : tensor<1x1x6x6xf32> into tensor<1x1x3x2x3x2xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]} ins(%[[BLK]] : tensor<1x1x3x2x3x2xf32>) outs(%{{.*}} : tensor<1x1x3x3xf32>)
+func.func @upsample(%s: tensor<1x1x3x3xf32>) -> tensor<1x1x5x5xf32> {
+  %e = tensor.empty() : tensor<1x1x5x5xf32>
+  %u = hkt.upsample ins(%s : tensor<1x1x3x3xf32>) outs(%e : tensor<1x1x5x5xf32>) factor = 2 -> tensor<1x1x5x5xf32>
+  return %u : tensor<1x1x5x5xf32>
+}
+
+// -----
+
+// Convex fusion: dS_l = lambda[h, l] dF, dlambda by reduction, dtheta through
+// the softmax of theta.
+// CHECK-LABEL: func.func @fuse_grad
+// CHECK-SAME: -> (tensor<1x2x4x4xf32> {hkt.name = "darg0"}, tensor<1x2x4x4xf32> {hkt.name = "darg1"}, tensor<2x2xf32> {hkt.name = "darg2"})
+// CHECK: %[[LAM:.+]] = linalg.softmax dimension(1) ins(%{{.*}} : tensor<2x2xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[LAM]], %{{.*}} : tensor<2x2xf32>, tensor<1x2x4x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0] [2, 1] [1, 1] : tensor<2xf32> into tensor<2x2xf32>
+// CHECK: tensor.insert_slice %{{.*}}[0, 1] [2, 1] [1, 1] : tensor<2xf32> into tensor<2x2xf32>
+// CHECK: %[[DTHETA:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2xf32>)
+// CHECK: return %{{.*}}, %{{.*}}, %[[DTHETA]]
+func.func @fuse(%s0: tensor<1x2x4x4xf32>, %s1: tensor<1x2x4x4xf32>, %theta: tensor<2x2xf32>) -> tensor<1x2x4x4xf32> {
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %f = hkt.convex_fuse ins(%s0, %s1 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) theta(%theta : tensor<2x2xf32>) outs(%e : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %f : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Masks and softmax: masked scores get no gradient, key lengths (integers)
+// get none at all; softmax: dX = P (dP - rowsum(dP P)).
+// CHECK-LABEL: func.func @mask_softmax_grad
+// CHECK-SAME: (%{{.*}}: tensor<1x1x4x4xf32>, %[[LEN:.+]]: tensor<1xi32>, %{{.*}}: tensor<1x1x4x4xf32> {hkt.name = "dresult0"}) -> (tensor<1x1x4x4xf32> {hkt.name = "darg0"})
+// CHECK: %[[P:.+]] = linalg.softmax dimension(3)
+// CHECK: %[[DOT:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[P]] : {{.*}}) outs(%{{.*}} : tensor<1x1x4xf32>)
+// CHECK: %[[DX:.+]] = linalg.generic {{.*}} ins(%[[P]], %{{.*}}, %[[DOT]] :
+// CHECK: linalg.generic {{.*}} ins(%[[DX]], %[[LEN]] : tensor<1x1x4x4xf32>, tensor<1xi32>)
+// CHECK: linalg.index 2
+// CHECK: linalg.index 3
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi sgt
+// CHECK: arith.select
+func.func @mask_softmax(%s: tensor<1x1x4x4xf32>, %len: tensor<1xi32>) -> tensor<1x1x4x4xf32> {
+  %e = tensor.empty() : tensor<1x1x4x4xf32>
+  %m = hkt.mask ins(%s : tensor<1x1x4x4xf32>) lengths(%len : tensor<1xi32>) outs(%e : tensor<1x1x4x4xf32>) {causal = true} -> tensor<1x1x4x4xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<1x1x4x4xf32>) outs(%e : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return %p : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Downsampling by 2 with 3 taps: dbias and dw by reduction, dx through the
+// gradient spread to every second position.
+// CHECK-LABEL: func.func @downsample_grad
+// CHECK-SAME: -> (tensor<1x5x2xf32> {hkt.name = "darg0"}, tensor<2x3xf32> {hkt.name = "darg1"}, tensor<2xf32> {hkt.name = "darg2"})
+// CHECK: %[[DB:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<2xf32>)
+// CHECK: %[[DW:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 3, 1, 2] [1, 1, 1, 1] : tensor<1x3x2xf32> into tensor<1x4x2x2xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] : tensor<1x4x2x2xf32> into tensor<1x8x2xf32>
+// CHECK: %[[DX:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x5x2xf32>)
+// CHECK: return %[[DX]], %[[DW]], %[[DB]]
+func.func @downsample(%x: tensor<1x5x2xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<1x3x2xf32> {
+  %e = tensor.empty() : tensor<1x3x2xf32>
+  %y = hkt.downsample ins(%x, %w, %b : tensor<1x5x2xf32>, tensor<2x3xf32>, tensor<2xf32>) outs(%e : tensor<1x3x2xf32>) stride = 2 -> tensor<1x3x2xf32>
+  return %y : tensor<1x3x2xf32>
+}
+
+// -----
+
+// The hybrid head: the convolution branch is recomputed; gradients of attn,
+// value (convolution branch), conv_u and gamma.
+// CHECK-LABEL: func.func @hybrid_grad
+// CHECK-SAME: -> (tensor<1x4x4xf32> {hkt.name = "darg0"}, tensor<1x4x4xf32> {hkt.name = "darg1"}, tensor<4x2xf32> {hkt.name = "darg2"}, tensor<2xf32> {hkt.name = "darg3"})
+// CHECK: math.exp
+// CHECK: tensor.expand_shape {{.*}} : tensor<1x4x4xf32> into tensor<1x4x2x2xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<1x4x4xf32> into tensor<1x5x4xf32>
+func.func @hybrid(%a: tensor<1x4x4xf32>, %v: tensor<1x4x4xf32>, %u: tensor<4x2xf32>, %g: tensor<2xf32>) -> tensor<1x4x4xf32> {
+  %e = tensor.empty() : tensor<1x4x4xf32>
+  %o = hkt.hybrid ins(%a, %v, %u, %g : tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<4x2xf32>, tensor<2xf32>) outs(%e : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %o : tensor<1x4x4xf32>
+}
+
+// -----
+
+// Matmul (accumulating into its destination, whose producer, a fill, takes
+// nothing further) and reshapes: dA = dC B^T, dB = A^T dC through the views.
+// CHECK-LABEL: func.func @project_grad
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>, %[[W:.+]]: tensor<4x5xf32>, %[[DY:.+]]: tensor<2x3x5xf32> {hkt.name = "dresult0"})
+// CHECK: %[[DC:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x3x5xf32> into tensor<6x5xf32>
+// CHECK: %[[DA:.+]] = linalg.generic {{.*}} ins(%[[DC]], %[[W]] : tensor<6x5xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<6x4xf32>)
+// CHECK: %[[DW:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[DC]] : tensor<6x4xf32>, tensor<6x5xf32>) outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK: %[[DX:.+]] = tensor.expand_shape %[[DA]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+// CHECK: return %[[DX]], %[[DW]]
+func.func @project(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %e = tensor.empty() : tensor<6x5xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m = linalg.matmul ins(%x2, %w : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %y = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 3, 5] : tensor<6x5xf32> into tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A value used twice: its gradients are summed.
+// CHECK-LABEL: func.func @twice_grad
+// CHECK: %[[G:.+]] = linalg.add ins(%{{.*}}, %{{.*}} : tensor<2x2xf32>, tensor<2x2xf32>)
+// CHECK: return %[[G]]
+func.func @twice(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %s = linalg.add ins(%a, %a : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
+
+// -----
+
+// The whole layer: hkt.attention has no adjoint of its own, so it is
+// decomposed into its SPEC steps, each of which has one. Key lengths get no
+// gradient; every parameter does, in argument order.
+// CHECK-LABEL: func.func @layer_grad
+// CHECK-SAME: %{{.*}}: tensor<2xi32> {hkt.name = "lengths"}, %[[DY:.+]]: tensor<2x8x4xf32> {hkt.name = "dy"})
+// CHECK-SAME: -> (tensor<2x8x4xf32> {hkt.name = "dx"}, tensor<2x4x4xf32> {hkt.name = "dwq"}, tensor<2x4x4xf32> {hkt.name = "dwk"}, tensor<4x4xf32> {hkt.name = "dwv"}, tensor<4x4xf32> {hkt.name = "dwo"}, tensor<1x4x3xf32> {hkt.name = "ddown_w"}, tensor<1x4xf32> {hkt.name = "ddown_b"}, tensor<2x2xf32> {hkt.name = "dtheta"}, tensor<4x3xf32> {hkt.name = "dconv_u"}, tensor<2xf32> {hkt.name = "dgamma"})
+// CHECK-NOT: hkt.attention
+// CHECK: hkt.downsample
+// CHECK: hkt.convex_fuse
+// CHECK: hkt.hybrid
+// The adjoints, in reverse order.
+// CHECK: hkt.level_scores
+// CHECK: hkt.attend
+// CHECK: linalg.softmax dimension(1)
+// CHECK: return
+func.func @layer(%x: tensor<2x8x4xf32> {hkt.name = "x"},
+                 %wq: tensor<2x4x4xf32> {hkt.name = "wq", hkt.role = "parameter"},
+                 %wk: tensor<2x4x4xf32> {hkt.name = "wk", hkt.role = "parameter"},
+                 %wv: tensor<4x4xf32> {hkt.name = "wv", hkt.role = "parameter"},
+                 %wo: tensor<4x4xf32> {hkt.name = "wo", hkt.role = "parameter"},
+                 %dw: tensor<1x4x3xf32> {hkt.name = "down_w", hkt.role = "parameter"},
+                 %db: tensor<1x4xf32> {hkt.name = "down_b", hkt.role = "parameter"},
+                 %theta: tensor<2x2xf32> {hkt.name = "theta", hkt.role = "parameter"},
+                 %u: tensor<4x3xf32> {hkt.name = "conv_u", hkt.role = "parameter"},
+                 %g: tensor<2xf32> {hkt.name = "gamma", hkt.role = "parameter"},
+                 %len: tensor<2xi32> {hkt.name = "lengths"})
+    -> (tensor<2x8x4xf32> {hkt.name = "y"}) {
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x2xf32>)
+         downsample(%dw, %db : tensor<1x4x3xf32>, tensor<1x4xf32>)
+         conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>)
+         lengths(%len : tensor<2xi32>)
+         outs(%e : tensor<2x8x4xf32>) {causal = true, heads = 2 : i64, hybrid = true, levels = 2 : i64} -> tensor<2x8x4xf32>
+  return %y : tensor<2x8x4xf32>
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""Differentiate one HKT layer (hkt-differentiate), compile and run its
+gradient entry, compare every gradient with the float64 reference backward
+(hkt_reference_grad.py, written from SPEC.md "Backward").
+
+Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
+
+  check_gradients.py --hkt-compile PATH --hkt-opt PATH --hkt-run PATH
+                     --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
+                     [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
+
+The layer's hkt IR (hkt-compile --emit-mlir) goes through
+`hkt-opt --hkt-differentiate`, the result is compiled with each pipeline, and
+`layer_grad` is run on fresh random x, parameters, key lengths and dy. Prints
+one line per pipeline `config=... seed=... pipeline=... worst=NAME rel_err=...
+OK` (exit 0) or `FAIL` with every gradient's error (exit 1); usage and tool
+errors exit 2. The seed is printed on stderr at once (HKT_TEST_SEED
+reproduces a run).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hkt_reference as R  # noqa: E402
+import hkt_reference_grad as G  # noqa: E402
+from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
+                         run_tool, write_safetensors)
+from hkt_seed import pick_seed  # noqa: E402
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hkt-compile", required=True)
+    ap.add_argument("--hkt-opt", required=True)
+    ap.add_argument("--hkt-run", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--pipeline", default="reference")
+    ap.add_argument("--lengths", default="random")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--timeout", type=float, default=600)
+    return ap.parse_args(argv)
+
+
+def main(argv):
+    args = parse_args(argv)
+    user_cfg = load_config(args.config)
+    cfg = R.full_cfg({k: v for k, v in user_cfg.items()
+                      if k not in ("batch", "seq_len", "dim")})
+    B, T, D = user_cfg["batch"], user_cfg["seq_len"], user_cfg["dim"]
+    cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
+    seed = args.seed if args.seed is not None else pick_seed("check_gradients.py")
+    rng = np.random.default_rng(seed)
+    head = "config=%s seed=%d" % (cfg_str, seed)
+
+    x = rng.standard_normal((B, T, D)).astype(np.float32)
+    params = R.random_params(rng, cfg, D, dtype=np.float32)
+    lengths = make_lengths(args.lengths, rng, B, T)
+    dy = rng.standard_normal((B, T, D)).astype(np.float32)
+    ref = G.hkt_layer_grad(x, params, cfg, dy, lengths)
+
+    wd = args.workdir
+    os.makedirs(wd, exist_ok=True)
+    layer_json = os.path.join(wd, "layer.json")
+    with open(layer_json, "w") as f:
+        json.dump(user_cfg, f)
+    st_path = os.path.join(wd, "params.safetensors")
+    write_safetensors(st_path, params)
+    np.save(os.path.join(wd, "x.npy"), x)
+    np.save(os.path.join(wd, "dy.npy"), dy)
+    inputs = ["--input", "x=" + os.path.join(wd, "x.npy"),
+              "--input", "dy=" + os.path.join(wd, "dy.npy")]
+    if lengths is not None:
+        np.save(os.path.join(wd, "lengths.npy"), lengths)
+        inputs += ["--input", "lengths=" + os.path.join(wd, "lengths.npy")]
+
+    layer_mlir = os.path.join(wd, "layer.mlir")
+    grad_mlir = os.path.join(wd, "grad.mlir")
+    p = run_tool([args.hkt_compile, "--layer", layer_json, "--emit-mlir"],
+                 args.timeout)
+    with open(layer_mlir, "wb") as f:
+        f.write(p.stdout)
+    run_tool([args.hkt_opt, layer_mlir, "--hkt-differentiate=functions=layer",
+              "-o", grad_mlir], args.timeout)
+
+    failed = False
+    for pipeline in args.pipeline.split(","):
+        moddir = os.path.join(wd, "mod-" + pipeline)
+        run_tool([args.hkt_compile, grad_mlir, "--pipeline", pipeline,
+                  "-o", moddir], args.timeout)
+        outputs = []
+        paths = {}
+        for name in ref:
+            paths[name] = os.path.join(wd, "%s-d%s.npy" % (pipeline, name))
+            outputs += ["--output", "d%s=%s" % (name, paths[name])]
+        run_tool([args.hkt_run, moddir, "--entry", "layer_grad", "--quiet",
+                  "--params", st_path] + inputs + outputs, args.timeout)
+        # Relative to the gradient's own norm, floored at 1e-3 of the largest
+        # gradient's: a gradient that is exactly zero in float64 (every row
+        # with one valid key, say) is float32 round-off here.
+        floor = 1e-3 * max(np.linalg.norm(w) for w in ref.values())
+        errors = {}
+        for name, want in ref.items():
+            got = np.load(paths[name])
+            if got.shape != want.shape:
+                raise CheckError("d%s has shape %s, expected %s"
+                                 % (name, got.shape, want.shape))
+            den = max(np.linalg.norm(want), floor)
+            errors[name] = float(np.linalg.norm(got.astype(np.float64) - want)
+                                 / den) if den > 0 else float(np.linalg.norm(got))
+        worst = max(errors, key=errors.get)
+        ok = all(np.isfinite(e) and e <= args.tol for e in errors.values())
+        line = "%s pipeline=%s worst=d%s rel_err=%.3g" % (
+            head, pipeline, worst, errors[worst])
+        if ok:
+            print(line + " OK")
+        else:
+            failed = True
+            print(line + " FAIL (tol %g): %s" % (args.tol, " ".join(
+                "d%s=%.3g" % (n, e) for n, e in sorted(errors.items()))))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except CheckError as e:
+        print("check_gradients.py: error: %s" % e, file=sys.stderr)
+        sys.exit(2)
