@@ -1,17 +1,19 @@
 #!/usr/bin/python3
-"""Differentiate one HKT layer (hkt-differentiate), compile and run its
-gradient entry, compare every gradient with the float64 reference backward
-(hkt_reference_grad.py, written from SPEC.md "Backward").
+"""Compile one HKT layer with its gradient entry (hkt-compile --backward, i.e.
+hkt-differentiate), run it (hkt-run --grads), compare every gradient with the
+float64 reference backward (hkt_reference_grad.py, written from SPEC.md
+"Backward").
 
 Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
 
-  check_gradients.py --hkt-compile PATH --hkt-opt PATH --hkt-run PATH
+  check_gradients.py --hkt-compile PATH --hkt-run PATH
                      --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
                      [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
 
-The layer's hkt IR (hkt-compile --emit-mlir) goes through
-`hkt-opt --hkt-differentiate`, the result is compiled with each pipeline, and
-`layer_grad` is run on fresh random x, parameters, key lengths and dy. Prints
+For each pipeline, `hkt-compile --layer CFG --backward --pipeline P` builds the
+module and `hkt-run --grads G.safetensors` calls `layer_grad` on fresh random
+x, parameters, key lengths and dy; G holds d(sum(y * dy)) for x and every
+parameter under their names. Prints
 one line per pipeline `config=... seed=... pipeline=... worst=NAME rel_err=...
 OK` (exit 0) or `FAIL` with every gradient's error (exit 1); usage and tool
 errors exit 2. The seed is printed on stderr at once (HKT_TEST_SEED
@@ -29,14 +31,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
-                         run_tool, write_safetensors)
+                         read_safetensors, run_tool, write_safetensors)
 from hkt_seed import pick_seed  # noqa: E402
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hkt-compile", required=True)
-    ap.add_argument("--hkt-opt", required=True)
     ap.add_argument("--hkt-run", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--workdir", required=True)
@@ -80,34 +81,25 @@ def main(argv):
         np.save(os.path.join(wd, "lengths.npy"), lengths)
         inputs += ["--input", "lengths=" + os.path.join(wd, "lengths.npy")]
 
-    layer_mlir = os.path.join(wd, "layer.mlir")
-    grad_mlir = os.path.join(wd, "grad.mlir")
-    p = run_tool([args.hkt_compile, "--layer", layer_json, "--emit-mlir"],
-                 args.timeout)
-    with open(layer_mlir, "wb") as f:
-        f.write(p.stdout)
-    run_tool([args.hkt_opt, layer_mlir, "--hkt-differentiate=functions=layer",
-              "-o", grad_mlir], args.timeout)
-
     failed = False
     for pipeline in args.pipeline.split(","):
         moddir = os.path.join(wd, "mod-" + pipeline)
-        run_tool([args.hkt_compile, grad_mlir, "--pipeline", pipeline,
-                  "-o", moddir], args.timeout)
-        outputs = []
-        paths = {}
-        for name in ref:
-            paths[name] = os.path.join(wd, "%s-d%s.npy" % (pipeline, name))
-            outputs += ["--output", "d%s=%s" % (name, paths[name])]
-        run_tool([args.hkt_run, moddir, "--entry", "layer_grad", "--quiet",
-                  "--params", st_path] + inputs + outputs, args.timeout)
+        grads_path = os.path.join(wd, "grads-%s.safetensors" % pipeline)
+        run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
+                  "--pipeline", pipeline, "-o", moddir], args.timeout)
+        run_tool([args.hkt_run, moddir, "--quiet", "--params", st_path,
+                  "--grads", grads_path] + inputs, args.timeout)
+        got_all = read_safetensors(grads_path)
+        if sorted(got_all) != sorted(ref):
+            raise CheckError("%s holds %s, expected %s"
+                             % (grads_path, sorted(got_all), sorted(ref)))
         # Relative to the gradient's own norm, floored at 1e-3 of the largest
         # gradient's: a gradient that is exactly zero in float64 (every row
         # with one valid key, say) is float32 round-off here.
         floor = 1e-3 * max(np.linalg.norm(w) for w in ref.values())
         errors = {}
         for name, want in ref.items():
-            got = np.load(paths[name])
+            got = got_all[name]
             if got.shape != want.shape:
                 raise CheckError("d%s has shape %s, expected %s"
                                  % (name, got.shape, want.shape))

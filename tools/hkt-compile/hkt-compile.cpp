@@ -4,6 +4,7 @@
 //   hkt-compile --layer LAYER.json -o OUT   one HKT layer (entry `layer`)
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
 //   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
+//   hkt-compile --layer LAYER.json --backward -o OUT   add the entry layer_grad
 //
 // OUT is a directory holding module.so and manifest.json
 // (docs/module-format.md).
@@ -39,6 +40,11 @@ static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
                                       cl::value_desc("OUT"), cl::cat(category));
 static cl::opt<bool> emitMlir(
     "emit-mlir", cl::desc("Print the hkt IR that would be compiled and stop"),
+    cl::cat(category));
+static cl::opt<bool> backward(
+    "backward",
+    cl::desc("Add a gradient entry NAME_grad for every entry (hkt-differentiate:"
+             " the layer's arguments and dy in, d(sum(y * dy)) out)"),
     cl::cat(category));
 static cl::opt<bool> emitLLVM(
     "emit-llvm",
@@ -115,6 +121,14 @@ int main(int argc, char **argv) {
   }
   if (failed(verify(*module)))
     return 1;
+
+  if (backward) {
+    // Entries: every public function of IN.mlir, or the layer.
+    PassManager pm(&context);
+    pm.addPass(hkt::createHktDifferentiatePass());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   if (emitMlir) {
     module->print(llvm::outs());

@@ -6,7 +6,7 @@
 //
 // hkt-run OUT [--entry F] --input NAME=FILE.npy ... [--params FILE.safetensors
 //         [--params-prefix P]] --output NAME=FILE.npy ... [--random SEED]
-//         [--threads N] [--bench N] [--quiet]
+//         [--grads FILE.safetensors] [--threads N] [--bench N] [--quiet]
 //
 // Loads the module directory OUT written by hkt-compile, binds the entry's
 // arguments by name (from .npy files, a safetensors file, the manifest's
@@ -46,8 +46,8 @@ namespace {
 const char *const kUsage =
     "usage: hkt-run OUT [--entry F] [--input NAME=FILE.npy]... "
     "[--params FILE.safetensors [--params-prefix P]] "
-    "[--output NAME=FILE.npy]... [--random SEED] [--threads N] [--bench N] "
-    "[--quiet]";
+    "[--output NAME=FILE.npy]... [--grads FILE.safetensors] [--random SEED] "
+    "[--threads N] [--bench N] [--quiet]";
 
 const char *const kHelp = R"(
 Runs an entry of the compiled module in directory OUT (written by hkt-compile).
@@ -61,6 +61,11 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
   --output NAME=FILE     write result NAME to a .npy file; NAME may also be
                          an in-out argument, whose value after the call is
                          written
+  --grads FILE           call the gradient entry (NAME_grad, added by
+                         hkt-compile --backward; the only one, or --entry)
+                         and write all its results to a safetensors file,
+                         each gradient under the name of its argument
+                         (x, wq, ...): d(sum(y * dy))/d(argument)
   --random SEED          fill unbound arguments that have no default with
                          deterministic pseudo-random values (a dynamic
                          dimension takes the size the bound arguments give
@@ -93,6 +98,14 @@ struct RunError : std::runtime_error {
 
 [[noreturn]] void fail(const std::string &message) { throw RunError(message); }
 
+/// The suffix of the gradient entry of NAME (hkt-compile --backward).
+constexpr const char *kGradSuffix = "_grad";
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 struct Options {
   std::string moduleDir;
   std::optional<std::string> entry;
@@ -102,6 +115,7 @@ struct Options {
   std::optional<uint64_t> seed;
   std::optional<int64_t> threads;
   std::optional<int64_t> bench;
+  std::optional<std::string> grads;
   bool quiet = false;
   bool help = false;
 };
@@ -158,7 +172,7 @@ Options parseCommandLine(int argc, char **argv) {
     }
     static const std::set<std::string> valued = {
         "--entry",         "--input",  "--output",  "--params",
-        "--params-prefix", "--random", "--threads", "--bench"};
+        "--params-prefix", "--random", "--threads", "--bench", "--grads"};
     if (!valued.count(flag))
       throw UsageError("unknown option '" + arg + "'");
     if (!haveValue) {
@@ -193,6 +207,11 @@ Options parseCommandLine(int argc, char **argv) {
     } else if (flag == "--bench") {
       once(o.bench.has_value());
       o.bench = parsePositive(flag, value);
+    } else if (flag == "--grads") {
+      once(o.grads.has_value());
+      if (value.empty())
+        throw UsageError("--grads needs a file name");
+      o.grads = value;
     }
   }
   if (positional.empty())
@@ -311,6 +330,22 @@ int run(const Options &o) {
     if (!entry)
       fail("module '" + o.moduleDir + "' has no entry '" + *o.entry +
            "'; its entries are: " + manifest.entryNames());
+  } else if (o.grads) {
+    // The gradient entry hkt-compile --backward adds: `<name>_grad`.
+    for (const Entry &e : module.entries())
+      if (endsWith(e.spec().name, kGradSuffix)) {
+        if (entry)
+          fail("module '" + o.moduleDir +
+               "' has several gradient entries; choose one with --entry: " +
+               manifest.entryNames());
+        entry = &e;
+      }
+    if (!entry)
+      fail("--grads: module '" + o.moduleDir +
+           "' has no gradient entry (an entry named NAME" +
+           std::string(kGradSuffix) +
+           "); compile it with hkt-compile --backward. Its entries are: " +
+           manifest.entryNames());
   } else if (module.entries().size() == 1) {
     entry = &module.entries().front();
   } else {
@@ -513,6 +548,22 @@ int run(const Options &o) {
     if (!o.quiet)
       std::fprintf(stderr, "hkt-run: wrote %s (%s) to %s\n", name.c_str(),
                    out->describe().c_str(), file.c_str());
+  }
+  if (o.grads) {
+    // Every result, under the name of the argument it is the gradient of:
+    // result `d<arg>` -> `<arg>` (hkt-differentiate's names).
+    std::vector<std::pair<std::string, const Tensor *>> named;
+    for (size_t i = 0; i < spec.results.size(); ++i) {
+      std::string name = spec.results[i].name;
+      if (name.size() > 1 && name[0] == 'd' && spec.findArg(name.substr(1)))
+        name = name.substr(1);
+      named.emplace_back(name, &resultStorage[i]);
+    }
+    if (Status s = writeSafeTensors(*o.grads, named); !s.ok())
+      fail(s.message());
+    if (!o.quiet)
+      std::fprintf(stderr, "hkt-run: wrote %zu gradients to %s\n",
+                   named.size(), o.grads->c_str());
   }
   return 0;
 }
