@@ -34,6 +34,10 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fcntl.h>
+#include <stdio.h> // renameat2, RENAME_EXCHANGE (glibc, _GNU_SOURCE)
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mlir::hkt;
 
@@ -80,6 +84,16 @@ struct EntrySpec {
 /// size or an element type of unknown size, when an allocation inside a loop
 /// may outlive its iteration (the loop carries or returns a memref), or on
 /// recursion.
+/// fsync of a file or directory, best effort (the rename that follows is
+/// what makes a module appear; this makes it survive a power loss).
+void syncPath(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
 struct WorkingMemoryAnalysis {
   explicit WorkingMemoryAnalysis(ModuleOp module) : module(module) {}
   ModuleOp module;
@@ -689,22 +703,43 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     os << llvm::formatv("{0:2}", manifestJson(*target, *entries)) << "\n";
   }
 
-  // Swap the new module in: move any old module aside first (rename cannot
-  // replace a non-empty directory), then delete it.
+  // The module's files reach the disk before it is renamed into place.
+  for (const char *file : {fmt::kLibraryFile, fmt::kManifestFile})
+    syncPath((tmpDir + "/" + file).str());
+  syncPath(tmpDir.str().str());
+
+  // Swap the new module in. Over an old module: one atomic exchange of the
+  // two directories (renameat2 RENAME_EXCHANGE), so that OUT is always a
+  // whole module, old or new; where the file system cannot exchange, the
+  // old module is moved aside first (rename cannot replace a non-empty
+  // directory) and moved back if the new one cannot be put in place.
   SmallString<256> old;
   if (llvm::sys::fs::exists(outDir)) {
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory(outDir + ".old", old))
-      return emitError(loc) << "cannot replace '" << outDir
-                            << "': " << ec.message();
-    llvm::sys::fs::remove(old);
-    if (std::error_code ec = llvm::sys::fs::rename(outDir, old))
-      return emitError(loc) << "cannot replace '" << outDir
-                            << "': " << ec.message();
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmpDir, outDir))
+    std::string tmp = tmpDir.str().str();
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, outDir.str().c_str(),
+                    RENAME_EXCHANGE) == 0) {
+      old = tmpDir; // now holds the old module
+    } else {
+      if (std::error_code ec =
+              llvm::sys::fs::createUniqueDirectory(outDir + ".old", old))
+        return emitError(loc) << "cannot replace '" << outDir
+                              << "': " << ec.message();
+      llvm::sys::fs::remove(old);
+      if (std::error_code ec = llvm::sys::fs::rename(outDir, old))
+        return emitError(loc) << "cannot replace '" << outDir
+                              << "': " << ec.message();
+      if (std::error_code ec = llvm::sys::fs::rename(tmpDir, outDir)) {
+        (void)llvm::sys::fs::rename(old, outDir);
+        return emitError(loc) << "cannot move the module into '" << outDir
+                              << "': " << ec.message();
+      }
+    }
+  } else if (std::error_code ec = llvm::sys::fs::rename(tmpDir, outDir)) {
     return emitError(loc) << "cannot move the module into '" << outDir
                           << "': " << ec.message();
+  }
+  StringRef parent = llvm::sys::path::parent_path(outDir);
+  syncPath(parent.empty() ? std::string(".") : parent.str());
   guard.path.clear();
   if (!old.empty())
     llvm::sys::fs::remove_directories(old);
