@@ -71,6 +71,13 @@ def reference_bytes(batch, heads, t, levels):
     return (levels + 4) * batch * heads * t * t * 4
 
 
+def gradient_bytes(batch, heads, t, levels):
+    """Estimated memory of the gradient call today (hkt-differentiate's
+    materialised backward): about 3 (levels + 4) B x H x T x T f32 tensors
+    (the forward's scores recomputed, dP, dS, the block sums)."""
+    return 3 * reference_bytes(batch, heads, t, levels)
+
+
 def positive_int(text):
     try:
         v = int(text)
@@ -115,6 +122,10 @@ def parse_args(argv):
                    help="skip a reference-pipeline run whose estimated memory, "
                    "(levels + 4) * B * H * T^2 * 4 bytes, exceeds this many "
                    "GiB (default 4)")
+    p.add_argument("--gradient-max-gb", type=float, default=4.0, metavar="GB",
+                   help="skip a gradient call (hkt-compile --backward, hkt-run "
+                   "--grads) whose estimated memory, 3 (levels + 4) B H T^2 "
+                   "4 bytes, exceeds this many GiB (default 4)")
     p.add_argument("--timeout", type=float, default=3600.0, metavar="S",
                    help="seconds allowed to one hkt-compile or hkt-run "
                    "(default 3600)")
@@ -170,17 +181,25 @@ class Bench:
         if not self.args.quiet:
             print("bench.py: " + text, file=sys.stderr, flush=True)
 
-    def measure(self, what, t, causal, levels, hybrid, pipeline):
-        """Compiles and times one layer; returns hkt-run's JSON record."""
+    def measure(self, what, t, causal, levels, hybrid, pipeline, grad=False):
+        """Compiles and times one layer (with `grad`, its gradient call:
+        forward and backward); returns hkt-run's JSON record."""
         a = self.args
+        if grad:
+            need = gradient_bytes(a.batch, a.heads, t, levels)
+            if need > a.gradient_max_gb * 2**30:
+                self.progress("%s gradient T=%d causal=%s: skipped (needs ~%.1f GiB)"
+                              % (what, t, causal, need / 2**30))
+                raise Skipped()
         if pipeline == "reference":
             need = reference_bytes(a.batch, a.heads, t, levels)
             if need > a.reference_max_gb * 2**30:
                 self.progress("%s T=%d causal=%s: skipped (reference needs ~%.1f GiB)"
                               % (what, t, causal, need / 2**30))
                 raise Skipped()
-        name = "%s-%s-T%d-%s" % (what.replace(" ", "-"), pipeline, t,
-                                 "causal" if causal else "full")
+        name = "%s-%s-T%d-%s%s" % (what.replace(" ", "-"), pipeline, t,
+                                   "causal" if causal else "full",
+                                   "-grad" if grad else "")
         cfg = os.path.join(self.workdir, name + ".json")
         out = os.path.join(self.workdir, name)
         with open(cfg, "w") as f:
@@ -191,12 +210,14 @@ class Bench:
         # Footnotes name the pipeline, not the layer (the cell says which),
         # so that one error shared by HKT and MHA gets one footnote.
         label = "pipeline %s" % pipeline
+        extra_compile = ["--backward"] if grad else []
+        extra_run = ["--grads", out + ".grads.safetensors"] if grad else []
         self.call([self.compile_tool, "--layer", cfg, "--pipeline", pipeline,
-                   "-o", out], "hkt-compile, " + label)
+                   "-o", out] + extra_compile, "hkt-compile, " + label)
         n = a.repeat if t < LARGE_T else min(a.repeat, LARGE_REPEAT)
         stdout = self.call([self.run_tool, out, "--random", "1", "--threads",
-                            str(a.threads), "--bench", str(n), "--quiet"],
-                           "hkt-run, " + label)
+                            str(a.threads), "--bench", str(n), "--quiet"]
+                           + extra_run, "hkt-run, " + label)
         record = None
         for line in stdout.splitlines():
             if line.startswith("{"):
@@ -264,7 +285,8 @@ def fmt(value, digits):
 
 COLUMNS = ["T", "causal", "HKT fused ms", "HKT GFLOP/s", "MHA fused ms",
            "MHA GFLOP/s", "HKT/MHA time", "HKT reference ms",
-           "fused speed-up", "HKT peak RSS MiB", "HKT RSS above inputs MiB"]
+           "fused speed-up", "HKT peak RSS MiB", "HKT RSS above inputs MiB",
+           "HKT fwd+bwd ms", "fwd+bwd / fwd", "fwd+bwd RSS above inputs MiB"]
 
 
 def main(argv):
@@ -298,6 +320,9 @@ def main(argv):
                 else:
                     ref, ref_cell = cell_of(lambda: bench.measure(
                         "HKT", t, causal, args.levels, True, "reference"))
+                grad, grad_cell = cell_of(lambda: bench.measure(
+                    "HKT", t, causal, args.levels, True, args.fused_pipeline,
+                    grad=True))
 
                 hkt_flops = layer_flops(args.batch, t, args.dim, args.levels,
                                         STRIDE, causal)
@@ -326,6 +351,10 @@ def main(argv):
                     fmt(ratio(ms(ref), ms(hkt)), 2),
                     hkt_cell or fmt(rss, 1),
                     hkt_cell or fmt(above, 1),
+                    grad_cell or fmt(ms(grad), 3),
+                    fmt(ratio(ms(grad), ms(hkt)), 2),
+                    grad_cell or fmt((grad["max_rss_mb"] - grad["inputs_mb"])
+                                     if grad else None, 1),
                 ])
         # Again at the end: on a shared machine the two may differ.
         peak_after = fma_peak(args.threads, workdir)
@@ -354,9 +383,10 @@ def main(argv):
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
                                     args.levels, STRIDE, KERNEL, CONV_KERNEL),
         "timing: median of %d calls after one warm-up (at most %d for T >= %d); "
-        "fused pipeline '%s'; reference skipped above %g GiB"
+        "fused pipeline '%s'; reference skipped above %g GiB, gradient "
+        "call above %g GiB"
         % (args.repeat, min(args.repeat, LARGE_REPEAT), LARGE_T,
-           args.fused_pipeline, args.reference_max_gb),
+           args.fused_pipeline, args.reference_max_gb, args.gradient_max_gb),
     ]
     out = []
     if args.markdown:
