@@ -23,6 +23,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTDIFFERENTIATEPASS
@@ -136,6 +137,11 @@ LogicalResult differentiate(func::FuncOp fn) {
   if (fn->hasAttr("llvm.emit_c_interface"))
     grad->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = grad.addEntryBlock();
+  // A gradient function that cannot be completed is not left behind.
+  auto eraseOnFailure = llvm::make_scope_exit([&] {
+    if (grad)
+      grad.erase();
+  });
 
   // The forward, recomputed.
   IRMapping mapping;
@@ -222,6 +228,7 @@ LogicalResult differentiate(func::FuncOp fn) {
   for (Operation *op : llvm::reverse(forward))
     if (isOpTriviallyDead(op))
       op->erase();
+  eraseOnFailure.release();
   return success();
 }
 
