@@ -16,6 +16,7 @@
 #include "dialect/Adjoints.h"
 #include "dialect/HKTOps.h"
 #include "dialect/LinalgBuilders.h"
+#include "dialect/ModelMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,36 +35,11 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
-  Type elt = type.getElementType();
-  return filledTensor(b, loc, type.getShape(), elt,
-                      floatConstant(b, loc, elt, 0.0));
-}
-
-Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
-  return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                 type.getElementType());
-}
-
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-/// A linalg.generic with one result of `type`: `maps` holds one map per input
-/// and then the output's. With reductions the output starts at zero and the
-/// body's value is added to it; otherwise the body's value is the result.
+/// The tensor generic of LinalgBuilders.h, under a short name.
 Value generic(OpBuilder &b, Location loc, RankedTensorType type,
               ValueRange inputs, ArrayRef<AffineMap> maps,
-              ArrayRef<utils::IteratorType> iterators, BodyFn body) {
-  bool reduces = llvm::is_contained(iterators, kRed);
-  Value init = reduces ? zerosOf(b, loc, type) : emptyOf(b, loc, type);
-  return linalg::GenericOp::create(
-             b, loc, type, inputs, ValueRange{init}, maps, iterators,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value v = body(nb, l, args.drop_back());
-               if (reduces)
-                 v = arith::AddFOp::create(nb, l, args.back(), v);
-               linalg::YieldOp::create(nb, l, v);
-             })
-      .getResult(0);
+              ArrayRef<utils::IteratorType> iterators, GenericBodyFn body) {
+  return tensorGeneric(b, loc, type, inputs, maps, iterators, body);
 }
 
 /// The identity map over `rank` loops.
@@ -433,6 +409,191 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
 }
 
 //===----------------------------------------------------------------------===//
+// Model ops
+//===----------------------------------------------------------------------===//
+
+/// out[b,t,c] = table[tok[b,t], c] + pos[t,c]:
+///   dtable[v,c] = sum_{b,t : tok[b,t] = v} dout[b,t,c]
+///   dpos[t,c] = sum_b dout[b,t,c] for t < T, 0 for the unused positions.
+LogicalResult EmbedOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value dout = resultGrads[0];
+  RankedTensorType tableType = typeOf(getTable()), posType = typeOf(getPos());
+  Type elt = tableType.getElementType();
+  Type tokElt = typeOf(getTokens()).getElementType();
+  int64_t t = typeOf(getTokens()).getDimSize(1), d = tableType.getDimSize(1);
+  Value zero = floatConstant(b, loc, elt, 0.0);
+  AffineExpr v, c, bb, p;
+  bindDims(ctx, v, c, bb, p);
+  Value dtable = generic(
+      b, loc, tableType, {getTokens(), dout},
+      {indexingMap(4, {bb, p}, ctx), indexingMap(4, {bb, p, c}, ctx),
+       indexingMap(4, {v, c}, ctx)},
+      {kPar, kPar, kRed, kRed}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value row = arith::IndexCastOp::create(
+            nb, l, tokElt, linalg::IndexOp::create(nb, l, 0));
+        Value hit =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[0], row);
+        return arith::SelectOp::create(nb, l, hit, a[1], zero).getResult();
+      });
+  AffineExpr pp, cc, b2;
+  bindDims(ctx, pp, cc, b2);
+  auto usedType = RankedTensorType::get({t, d}, elt);
+  Value used = generic(b, loc, usedType, {dout},
+                       {indexingMap(3, {b2, pp, cc}, ctx),
+                        indexingMap(3, {pp, cc}, ctx)},
+                       {kPar, kPar, kRed},
+                       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(t), b.getIndexAttr(d)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  Value dpos = tensor::InsertSliceOp::create(b, loc, used,
+                                             zerosOf(b, loc, posType), offsets,
+                                             sizes, strides);
+  grads.assign({Value(), dtable, dpos, Value()});
+  return success();
+}
+
+/// y = xhat w + bias, xhat = (x - mu) rstd:
+///   dbias = sum dout, dw = sum dout xhat (over the leading dimensions)
+///   dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dout w.
+LogicalResult LayerNormOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value dout = resultGrads[0];
+  RankedTensorType type = getType(), wType = typeOf(getWeight());
+  unsigned rank = type.getRank();
+  Type elt = type.getElementType();
+  double invD = 1.0 / static_cast<double>(type.getShape().back());
+  RowStats stats =
+      layerNormStats(b, loc, getInput(), getEpsilon().convertToDouble());
+  AffineMap all = identity(rank, ctx);
+  AffineMap row = all.dropResult(rank - 1);
+  AffineMap col = indexingMap(rank, {getAffineDimExpr(rank - 1, ctx)}, ctx);
+  SmallVector<utils::IteratorType> par(rank, kPar), toCol(rank, kRed),
+      toRow(rank, kPar);
+  toCol.back() = kPar;
+  toRow.back() = kRed;
+  Value xhat = generic(b, loc, type, {getInput(), stats.mean, stats.rstd},
+                       {all, row, row, all}, par,
+                       [](OpBuilder &nb, Location l, ValueRange a) {
+                         Value c = arith::SubFOp::create(nb, l, a[0], a[1]);
+                         return arith::MulFOp::create(nb, l, c, a[2]).getResult();
+                       });
+  Value dbias = generic(b, loc, wType, {dout}, {all, col}, toCol,
+                        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  Value dw = generic(b, loc, wType, {dout, xhat}, {all, all, col}, toCol,
+                     [](OpBuilder &nb, Location l, ValueRange a) {
+                       return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
+                     });
+  Value g = generic(b, loc, type, {dout, getWeight()}, {all, col, all}, par,
+                    [](OpBuilder &nb, Location l, ValueRange a) {
+                      return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
+                    });
+  RankedTensorType rowType = cast<RankedTensorType>(stats.mean.getType());
+  Value inv = floatConstant(b, loc, elt, invD);
+  Value meanG = generic(b, loc, rowType, {g}, {all, row}, toRow,
+                        [&](OpBuilder &nb, Location l, ValueRange a) {
+                          return arith::MulFOp::create(nb, l, a[0], inv).getResult();
+                        });
+  Value meanGX = generic(b, loc, rowType, {g, xhat}, {all, all, row}, toRow,
+                         [&](OpBuilder &nb, Location l, ValueRange a) {
+                           Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+                           return arith::MulFOp::create(nb, l, p, inv).getResult();
+                         });
+  Value dx = generic(
+      b, loc, type, {g, xhat, meanG, meanGX, stats.rstd},
+      {all, all, row, row, row, all}, par,
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        Value t = arith::SubFOp::create(nb, l, a[0], a[2]);
+        t = arith::SubFOp::create(nb, l, t, arith::MulFOp::create(nb, l, a[1], a[3]));
+        return arith::MulFOp::create(nb, l, t, a[4]).getResult();
+      });
+  grads.assign({dx, dw, dbias, Value()});
+  return success();
+}
+
+LogicalResult GeluOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
+                                   SmallVectorImpl<Value> &grads) {
+  RankedTensorType type = getType();
+  unsigned rank = type.getRank();
+  AffineMap all = identity(rank, b.getContext());
+  Value dx = generic(b, getLoc(), type, {resultGrads[0], getInput()},
+                     {all, all, all}, SmallVector<utils::IteratorType>(rank, kPar),
+                     [](OpBuilder &nb, Location l, ValueRange a) {
+                       return arith::MulFOp::create(nb, l, a[0],
+                                                    geluDerivative(nb, l, a[1]))
+                           .getResult();
+                     });
+  grads.assign({dx, Value()});
+  return success();
+}
+
+/// dx[b,t,c] = dout[b,c] / len[b] for t < len[b], else 0.
+LogicalResult MeanPoolOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
+                                       SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType xType = typeOf(getInput());
+  Type elt = xType.getElementType();
+  Value zero = floatConstant(b, loc, elt, 0.0);
+  AffineExpr bb, t, c;
+  bindDims(ctx, bb, t, c);
+  Value dx = generic(
+      b, loc, xType, {resultGrads[0], getLengths()},
+      {indexingMap(3, {bb, c}, ctx), indexingMap(3, {bb}, ctx),
+       indexingMap(3, {bb, t, c}, ctx)},
+      {kPar, kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value pos = linalg::IndexOp::create(nb, l, 1);
+        Value len = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
+        Value valid =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, pos, len);
+        Value share = arith::DivFOp::create(
+            nb, l, a[0], arith::SIToFPOp::create(nb, l, elt, a[1]));
+        return arith::SelectOp::create(nb, l, valid, share, zero).getResult();
+      });
+  grads.assign({dx, Value(), Value()});
+  return success();
+}
+
+/// dlogits[b,k] = dloss (softmax(logits)[b,k] - [k = labels[b]]) / B.
+LogicalResult CrossEntropyOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
+                                           SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType type = typeOf(getLogits());
+  Type elt = type.getElementType();
+  Type labelElt = typeOf(getLabels()).getElementType();
+  double invB = 1.0 / static_cast<double>(type.getDimSize(0));
+  Value lse = rowLogSumExp(b, loc, getLogits());
+  AffineExpr bb, k;
+  bindDims(ctx, bb, k);
+  Value one = floatConstant(b, loc, elt, 1.0), zero = floatConstant(b, loc, elt, 0.0);
+  Value scale = floatConstant(b, loc, elt, invB);
+  Value dlogits = generic(
+      b, loc, type, {getLogits(), lse, getLabels(), resultGrads[0]},
+      {indexingMap(2, {bb, k}, ctx), indexingMap(2, {bb}, ctx),
+       indexingMap(2, {bb}, ctx), AffineMap::get(2, 0, {}, ctx),
+       indexingMap(2, {bb, k}, ctx)},
+      {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value p = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+        Value col = arith::IndexCastOp::create(nb, l, labelElt,
+                                               linalg::IndexOp::create(nb, l, 1));
+        Value hit = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[2], col);
+        Value target = arith::SelectOp::create(nb, l, hit, one, zero);
+        Value diff = arith::SubFOp::create(nb, l, p, target);
+        return arith::MulFOp::create(nb, l, arith::MulFOp::create(nb, l, diff, scale),
+                                     a[3])
+            .getResult();
+      });
+  grads.assign({dlogits, Value(), Value()});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Upstream ops (external models)
 //===----------------------------------------------------------------------===//
 
@@ -552,6 +713,34 @@ struct TransposeAdjoint
   }
 };
 
+/// The broadcast dimensions are summed out of dout.
+struct BroadcastAdjoint
+    : AdjointOpInterface::ExternalModel<BroadcastAdjoint, linalg::BroadcastOp> {
+  LogicalResult buildAdjoint(Operation *op, OpBuilder &b,
+                             ValueRange resultGrads,
+                             SmallVectorImpl<Value> &grads) const {
+    auto broadcast = cast<linalg::BroadcastOp>(op);
+    MLIRContext *ctx = b.getContext();
+    RankedTensorType inType = typeOf(broadcast.getInput());
+    unsigned rank = typeOf(resultGrads[0]).getRank();
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    SmallVector<AffineExpr> kept;
+    SmallVector<utils::IteratorType> iterators;
+    for (unsigned d = 0; d < rank; ++d) {
+      bool isAdded = llvm::is_contained(added, static_cast<int64_t>(d));
+      iterators.push_back(isAdded ? kRed : kPar);
+      if (!isAdded)
+        kept.push_back(getAffineDimExpr(d, ctx));
+    }
+    Value din = generic(b, op->getLoc(), inType, {resultGrads[0]},
+                        {identity(rank, ctx), indexingMap(rank, kept, ctx)},
+                        iterators,
+                        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    grads.assign({din, Value()});
+    return success();
+  }
+};
+
 /// The slice's gradient in zeros of the source's shape.
 struct ExtractSliceAdjoint
     : AdjointOpInterface::ExternalModel<ExtractSliceAdjoint,
@@ -648,6 +837,7 @@ void mlir::hkt::registerAdjointExternalModels(DialectRegistry &registry) {
     linalg::FillOp::attachInterface<FillAdjoint>(*ctx);
     linalg::AddOp::attachInterface<AddAdjoint>(*ctx);
     linalg::TransposeOp::attachInterface<TransposeAdjoint>(*ctx);
+    linalg::BroadcastOp::attachInterface<BroadcastAdjoint>(*ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     tensor::ExtractSliceOp::attachInterface<ExtractSliceAdjoint>(*ctx);

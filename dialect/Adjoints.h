@@ -18,7 +18,8 @@ class DialectRegistry;
 namespace hkt {
 
 /// AdjointOpInterface for linalg.matmul, linalg.softmax, linalg.fill,
-/// linalg.add, linalg.transpose, tensor.extract_slice, tensor.insert_slice,
+/// linalg.add, linalg.transpose, linalg.broadcast, tensor.extract_slice,
+/// tensor.insert_slice,
 /// tensor.expand_shape, tensor.collapse_shape and tensor.empty.
 void registerAdjointExternalModels(DialectRegistry &registry);
 

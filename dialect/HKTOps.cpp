@@ -469,6 +469,88 @@ struct LayerBuilder {
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Model ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbedOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getTable(), getPos(), getInit()})) ||
+      failed(expectRank(op, "tokens", getTokens(), 2, "B x T")) ||
+      failed(expectRank(op, "table", getTable(), 2, "V x D")) ||
+      failed(expectRank(op, "pos", getPos(), 2, "P x D")))
+    return failure();
+  int64_t b = dimOf(getTokens(), 0), t = dimOf(getTokens(), 1),
+          d = dimOf(getTable(), 1), p = dimOf(getPos(), 0);
+  if (failed(expectShape(op, "pos", getPos(), {p, d}, "P x D")) ||
+      failed(expectShape(op, "init", getInit(), {b, t, d}, "B x T x D")))
+    return failure();
+  if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(p) && t > p)
+    return emitOpError() << "sequence length T = " << t
+                         << " exceeds the " << p << " positions of pos";
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(
+          op, {getInput(), getWeight(), getBias(), getInit()})))
+    return failure();
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (type.getRank() < 1)
+    return emitOpError("input must have rank >= 1 (... x D)");
+  int64_t d = type.getShape().back();
+  if (failed(expectShape(op, "weight", getWeight(), {d}, "D")) ||
+      failed(expectShape(op, "bias", getBias(), {d}, "D")) ||
+      failed(expectShape(op, "init", getInit(), type.getShape(), "... x D")))
+    return failure();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError() << "epsilon must be positive, got "
+                         << getEpsilon().convertToDouble();
+  return success();
+}
+
+LogicalResult GeluOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getInput(), getInit()})))
+    return failure();
+  return expectShape(op, "init", getInit(),
+                     cast<RankedTensorType>(getInput().getType()).getShape(),
+                     "the input's shape");
+}
+
+LogicalResult MeanPoolOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getInput(), getInit()})) ||
+      failed(expectRank(op, "input", getInput(), 3, "B x T x D")))
+    return failure();
+  int64_t b = dimOf(getInput(), 0), d = dimOf(getInput(), 2);
+  if (failed(expectShape(op, "lengths", getLengths(), {b}, "B")) ||
+      failed(expectShape(op, "init", getInit(), {b, d}, "B x D")))
+    return failure();
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectSameElementType(op, {getLogits(), getInit()})) ||
+      failed(expectRank(op, "logits", getLogits(), 2, "B x C")))
+    return failure();
+  if (failed(expectShape(op, "labels", getLabels(), {dimOf(getLogits(), 0)},
+                         "B")) ||
+      failed(expectShape(op, "init", getInit(), {}, "a scalar")))
+    return failure();
+  return success();
+}
+
+LogicalResult TokenLengthsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(expectRank(op, "tokens", getTokens(), 2, "B x T")) ||
+      failed(expectShape(op, "init", getInit(), {dimOf(getTokens(), 0)}, "B")))
+    return failure();
+  return success();
+}
+
 FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
   auto xType = cast<RankedTensorType>(getX().getType());
   if (!xType.hasStaticShape())

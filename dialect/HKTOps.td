@@ -361,6 +361,162 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
 }
 
 //===----------------------------------------------------------------------===//
+// Model ops (SPEC "The classifier model")
+//===----------------------------------------------------------------------===//
+
+def HKT_EmbedOp : HKT_Op<"embed",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
+  let summary = "token embedding plus positions (SPEC classifier model)";
+  let description = [{
+    ```
+    out[b, t, c] = table[tokens[b, t], c] + pos[t, c]
+    ```
+
+    `tokens` is `B x T` (integers in `[0, V)`: the caller checks, e.g. with
+    the entry argument's `hkt.range`), `table` `V x D`, `pos` `P x D` with
+    `T <= P` (positions past `T` are unused), the result `B x T x D`.
+
+    ```mlir
+    %x = hkt.embed ins(%tok, %table, %pos : tensor<2x8xi32>, tensor<16x4xf32>, tensor<32x4xf32>)
+           outs(%init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins HKT_IntTensor:$tokens, HKT_FloatTensor:$table,
+                       HKT_FloatTensor:$pos, HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $tokens `,` $table `,` $pos `:` type($tokens) `,` type($table)
+    `,` type($pos) `)` `outs` `(` $init `:` type($init) `)` attr-dict `->`
+    type($result)
+  }];
+}
+
+def HKT_LayerNormOp : HKT_Op<"layer_norm",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    ```
+    mu = mean_c x[..., c]      var = mean_c (x[..., c] - mu)^2
+    out[..., c] = (x[..., c] - mu) / sqrt(var + epsilon) * weight[c] + bias[c]
+    ```
+
+    The biased (population) variance, epsilon inside the square root (SPEC:
+    1e-5, the default). `weight` and `bias` are `D`, `input` and the result
+    `... x D`.
+
+    ```mlir
+    %y = hkt.layer_norm ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4xf32>, tensor<4xf32>)
+           outs(%init : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, HKT_FloatTensor:$weight,
+                       HKT_FloatTensor:$bias, HKT_FloatTensor:$init,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $weight `,` $bias `:` type($input) `,` type($weight)
+    `,` type($bias) `)` `outs` `(` $init `:` type($init) `)` attr-dict `->`
+    type($result)
+  }];
+}
+
+def HKT_GeluOp : HKT_Op<"gelu",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
+  let summary = "GELU, tanh approximation";
+  let description = [{
+    ```
+    out = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+    ```
+
+    elementwise; `input` and the result have one shape.
+
+    ```mlir
+    %y = hkt.gelu ins(%x : tensor<16x8xf32>) outs(%init : tensor<16x8xf32>) -> tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `outs` `(` $init `:` type($init) `)`
+    attr-dict `->` type($result)
+  }];
+}
+
+def HKT_MeanPoolOp : HKT_Op<"mean_pool",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
+  let summary = "mean over the valid positions of each row";
+  let description = [{
+    ```
+    out[b, c] = (1 / len[b]) sum_{t < len[b]} input[b, t, c]
+    ```
+
+    `input` is `B x T x D`, `lengths` `B` integers in `[1, T]`, the result
+    `B x D`.
+
+    ```mlir
+    %p = hkt.mean_pool ins(%x : tensor<2x8x4xf32>) lengths(%len : tensor<2xi32>)
+           outs(%init : tensor<2x4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$input, HKT_IntTensor:$lengths,
+                       HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)` `lengths` `(` $lengths `:`
+    type($lengths) `)` `outs` `(` $init `:` type($init) `)` attr-dict `->`
+    type($result)
+  }];
+}
+
+def HKT_CrossEntropyOp : HKT_Op<"cross_entropy",
+    [DeclareOpInterfaceMethods<HKT_AdjointOpInterface>]> {
+  let summary = "mean cross-entropy of logits against labels";
+  let description = [{
+    ```
+    out = (1 / B) sum_b (logsumexp_k logits[b, k] - logits[b, labels[b]])
+    ```
+
+    `logits` is `B x C`, `labels` `B` integers in `[0, C)` (the caller
+    checks), the result a 0-d tensor.
+
+    ```mlir
+    %l = hkt.cross_entropy ins(%logits, %labels : tensor<2x10xf32>, tensor<2xi32>)
+           outs(%init : tensor<f32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins HKT_FloatTensor:$logits, HKT_IntTensor:$labels,
+                       HKT_FloatTensor:$init);
+  let results = (outs HKT_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $logits `,` $labels `:` type($logits) `,` type($labels) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+}
+
+def HKT_TokenLengthsOp : HKT_Op<"token_lengths"> {
+  let summary = "the number of tokens before the first padding token";
+  let description = [{
+    ```
+    out[b] = min { t : tokens[b, t] = 0 }, or T when no token is 0
+    ```
+
+    (SPEC: `len[b]`, 0 is padding; a row with length 0 is an input error the
+    caller reports.) `tokens` is `B x T`, the result `B` integers. Not
+    differentiable: its result is an integer.
+
+    ```mlir
+    %len = hkt.token_lengths ins(%tok : tensor<2x8xi32>) outs(%init : tensor<2xi32>) -> tensor<2xi32>
+    ```
+  }];
+  let arguments = (ins HKT_IntTensor:$tokens, HKT_IntTensor:$init);
+  let results = (outs HKT_IntTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $tokens `:` type($tokens) `)` `outs` `(` $init `:` type($init) `)`
+    attr-dict `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // The whole layer
 //===----------------------------------------------------------------------===//
 

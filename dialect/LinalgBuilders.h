@@ -56,6 +56,44 @@ inline Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
 
+/// A zero-filled tensor of `type`.
+inline Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
+  Type elt = type.getElementType();
+  return filledTensor(b, loc, type.getShape(), elt,
+                      floatConstant(b, loc, elt, 0.0));
+}
+
+/// A tensor.empty of `type`.
+inline Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+/// The body of tensorGeneric: the block arguments of the inputs in, the
+/// value of one iteration out.
+using GenericBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// A linalg.generic on tensors with one float result of `type`: `maps` holds
+/// one map per input and then the output's. With reduction iterators the
+/// output starts at zero and the body's value is added to it; otherwise the
+/// body's value is the result.
+inline Value tensorGeneric(OpBuilder &b, Location loc, RankedTensorType type,
+                           ValueRange inputs, ArrayRef<AffineMap> maps,
+                           ArrayRef<utils::IteratorType> iterators,
+                           GenericBodyFn body) {
+  bool reduces = llvm::is_contained(iterators, kRed);
+  Value init = reduces ? zerosOf(b, loc, type) : emptyOf(b, loc, type);
+  return linalg::GenericOp::create(
+             b, loc, type, inputs, ValueRange{init}, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value v = body(nb, l, args.drop_back());
+               if (reduces)
+                 v = arith::AddFOp::create(nb, l, args.back(), v);
+               linalg::YieldOp::create(nb, l, v);
+             })
+      .getResult(0);
+}
+
 /// SPEC 5, the one mask predicate of every lowering: true when key position
 /// `col` is masked for query position `row` -- at or past `keyLength` (null:
 /// no key lengths) or, when `causal`, after the query. Index values, signed

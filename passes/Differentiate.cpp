@@ -83,7 +83,7 @@ LogicalResult decomposeAggregates(Block &block) {
 }
 
 /// Builds `<fn>_grad` after `fn`.
-LogicalResult differentiate(func::FuncOp fn) {
+LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
   Location loc = fn.getLoc();
   if (!fn.getBody().hasOneBlock())
     return fn.emitError("hkt-differentiate: the function must be one block");
@@ -113,6 +113,11 @@ LogicalResult differentiate(func::FuncOp fn) {
   }
   SmallVector<Type> results;
   SmallVector<DictionaryAttr> resultAttrs;
+  if (returnValues)
+    for (unsigned i = 0; i < type.getNumResults(); ++i) {
+      results.push_back(type.getResult(i));
+      resultAttrs.push_back(fn.getResultAttrDict(i));
+    }
   SmallVector<unsigned> wrt;
   for (auto [i, t] : llvm::enumerate(type.getInputs())) {
     if (!isFloatTensor(t))
@@ -218,6 +223,8 @@ LogicalResult differentiate(func::FuncOp fn) {
   }
 
   SmallVector<Value> returned;
+  if (returnValues)
+    returned.append(outputs.begin(), outputs.end());
   for (unsigned i : wrt) {
     Value g = grads.lookup(entry->getArgument(i));
     returned.push_back(g ? g
@@ -253,7 +260,7 @@ struct HktDifferentiatePass
       }
     }
     for (func::FuncOp fn : targets)
-      if (failed(differentiate(fn)))
+      if (failed(differentiate(fn, returnValues)))
         return signalPassFailure();
   }
 };

@@ -376,4 +376,5 @@ void mlir::hkt::populateHktToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerDownsample, LowerLevelScores, LowerUpsample,
                LowerConvexFuse, LowerMask, LowerAttend, LowerHybrid>(
       patterns.getContext());
+  populateHktModelToLinalgPatterns(patterns);
 }

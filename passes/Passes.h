@@ -27,6 +27,8 @@ decomposeAggregatedOps(Operation *root,
 
 /// Patterns lowering every hkt step op to linalg.generic (the reference path).
 void populateHktToLinalgPatterns(RewritePatternSet &patterns);
+/// The model ops' part of it (passes/LowerModelOps.cpp).
+void populateHktModelToLinalgPatterns(RewritePatternSet &patterns);
 
 /// The pattern of hkt-fuse: the SPEC 3-6 step-op chain -> online attention.
 void populateHktFusePatterns(RewritePatternSet &patterns);

@@ -327,7 +327,10 @@ def HktDifferentiatePass : Pass<"hkt-differentiate", "::mlir::ModuleOp"> {
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
-               "Functions to differentiate (default: every public function)">
+               "Functions to differentiate (default: every public function)">,
+    Option<"returnValues", "return-values", "bool", /*default=*/"false",
+           "The gradient function also returns the function's results, "
+           "first (value and gradient in one call)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

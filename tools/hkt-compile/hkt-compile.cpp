@@ -5,6 +5,8 @@
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
 //   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
 //   hkt-compile --layer LAYER.json --backward -o OUT   add the entry layer_grad
+//   hkt-compile --model MODEL.json [--batch N] [--backward] -o OUT
+//                                            SPEC's classifier: logits, loss
 //
 // OUT is a directory holding module.so and manifest.json
 // (docs/module-format.md).
@@ -12,9 +14,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/LayerConfig.h"
+#include "compiler/ModelConfig.h"
 #include "compiler/ModuleCompiler.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -36,6 +40,16 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
 static cl::opt<std::string> layerFile(
     "layer", cl::desc("Compile one HKT layer from a layer config (JSON)"),
     cl::value_desc("LAYER.json"), cl::cat(category));
+static cl::opt<std::string> modelFile(
+    "model",
+    cl::desc("Compile SPEC's classifier model from a model config (JSON): "
+             "entries logits and loss"),
+    cl::value_desc("MODEL.json"), cl::cat(category));
+static cl::opt<int64_t> modelBatch(
+    "batch",
+    cl::desc("--model: the batch the model is compiled for (default 1); "
+             "hkt-run takes token arrays of this many rows"),
+    cl::init(1), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
                                       cl::value_desc("OUT"), cl::cat(category));
 static cl::opt<bool> emitMlir(
@@ -83,8 +97,16 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "HKT ahead-of-time compiler: hkt IR or a layer "
                               "config -> a compiled module directory\n");
-  if (inputFile.empty() == layerFile.empty())
-    return fail("give exactly one input: IN.mlir or --layer LAYER.json");
+  if (int(!inputFile.empty()) + int(!layerFile.empty()) +
+          int(!modelFile.empty()) !=
+      1)
+    return fail("give exactly one input: IN.mlir, --layer LAYER.json or "
+                "--model MODEL.json");
+  if (modelBatch.getNumOccurrences() && modelFile.empty())
+    return fail("--batch applies to --model only");
+  if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))
+    return fail("--batch must be in [1, 2^20], got " +
+                std::to_string(modelBatch));
   if (!emitMlir && !emitLLVM && outputDir.empty())
     return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm)");
   if (emitMlir && emitLLVM)
@@ -109,6 +131,18 @@ int main(int argc, char **argv) {
       return fail(layerFile + ": " + llvm::toString(config.takeError()));
     module = hkt::buildLayerModule(
         context, *config, FileLineColLoc::get(&context, layerFile, 1, 1));
+  } else if (!modelFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(modelFile);
+    if (!buffer)
+      return fail("cannot read model config '" + modelFile +
+                  "': " + buffer.getError().message());
+    llvm::Expected<hkt::ModelConfig> config =
+        hkt::parseModelConfig((*buffer)->getBuffer());
+    if (!config)
+      return fail(modelFile + ": " + llvm::toString(config.takeError()));
+    module = hkt::buildModelModule(
+        context, *config, modelBatch,
+        FileLineColLoc::get(&context, modelFile, 1, 1));
   } else {
     std::string error;
     auto buffer = mlir::openInputFile(inputFile, &error);
@@ -124,10 +158,25 @@ int main(int argc, char **argv) {
 
   if (backward) {
     // Entries: every public function of IN.mlir, or the layer.
+    // The model: the gradient of the loss, which its gradient entry also
+    // returns (hkt-run --grads prints it).
+    hkt::HktDifferentiatePassOptions differentiate;
+    if (!modelFile.empty()) {
+      differentiate.functions = {"loss"};
+      differentiate.returnValues = true;
+    }
     PassManager pm(&context);
-    pm.addPass(hkt::createHktDifferentiatePass());
+    pm.addPass(hkt::createHktDifferentiatePass(differentiate));
     if (failed(pm.run(*module)))
       return 1;
+    // d loss / d loss = 1 unless the caller binds another seed.
+    if (!modelFile.empty())
+      if (auto grad = module->lookupSymbol<func::FuncOp>("loss_grad"))
+        for (unsigned i = 0; i < grad.getNumArguments(); ++i)
+          if (auto name = grad.getArgAttrOfType<StringAttr>(i, "hkt.name");
+              name && name.getValue() == "dloss")
+            grad.setArgAttr(i, "hkt.default",
+                            FloatAttr::get(Float32Type::get(&context), 1.0));
   }
 
   if (emitMlir) {

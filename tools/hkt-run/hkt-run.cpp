@@ -420,6 +420,52 @@ int run(const Options &o) {
       bound[name] = {std::move(nt.tensor), source};
     }
   }
+  // SPEC's classifier (hkt-compile --model): `tokens` (B x max_len, int) may
+  // be shorter than max_len and is padded with 0, which is exact (padding is
+  // masked and the mean-pool counts valid positions); longer is an error, and
+  // so is a row that starts with padding (its length would be 0).
+  if (const TensorSpec *tok = spec.findArg("tokens");
+      tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
+      bound.count("tokens")) {
+    Tensor &given = bound["tokens"].tensor;
+    const std::vector<int64_t> &gs = given.shape();
+    int64_t maxLen = tok->shape[1];
+    if (gs.size() == 2 && given.dtype() == tok->dtype) {
+      if (gs[1] > maxLen)
+        fail(entryName + ": tokens have " + std::to_string(gs[1]) +
+             " positions, more than the model's max_len " +
+             std::to_string(maxLen) + " (from " + bound["tokens"].source + ")");
+      size_t elt = dtypeSize(given.dtype());
+      if (gs[1] < maxLen) {
+        Expected<Tensor> padded = Tensor::allocate(given.dtype(), {gs[0], maxLen});
+        if (!padded)
+          fail("tokens: " + padded.message());
+        auto *dst = static_cast<char *>(padded->data());
+        const auto *src = static_cast<const char *>(given.data());
+        std::memset(dst, 0, padded->byteSize());
+        for (int64_t r = 0; r < gs[0]; ++r)
+          std::memcpy(dst + r * maxLen * elt, src + r * gs[1] * elt,
+                      static_cast<size_t>(gs[1]) * elt);
+        given = std::move(padded).value();
+      }
+      const auto *bytes = static_cast<const char *>(given.data());
+      for (int64_t r = 0; r < gs[0]; ++r) {
+        int64_t first = 0;
+        if (elt == 4) {
+          int32_t v;
+          std::memcpy(&v, bytes + r * maxLen * elt, 4);
+          first = v;
+        } else {
+          std::memcpy(&first, bytes + r * maxLen * elt, 8);
+        }
+        if (first == 0)
+          fail(entryName + ": row " + std::to_string(r) +
+               " of tokens is all padding (its first token is 0, so its "
+               "length is 0; from " + bound["tokens"].source + ")");
+      }
+    }
+  }
+
   // The sizes that bound arguments give the dynamic dimensions (mismatches
   // are reported below): filled arguments take them.
   DimSizes sizes;
@@ -550,14 +596,30 @@ int run(const Options &o) {
                    out->describe().c_str(), file.c_str());
   }
   if (o.grads) {
-    // Every result, under the name of the argument it is the gradient of:
-    // result `d<arg>` -> `<arg>` (hkt-differentiate's names).
+    // Every gradient result, under the name of the argument it is the
+    // gradient of: result `d<arg>` -> `<arg>` (hkt-differentiate's names).
+    // The other results (the model's loss) are printed, scalars as one JSON
+    // line.
     std::vector<std::pair<std::string, const Tensor *>> named;
+    std::string values;
     for (size_t i = 0; i < spec.results.size(); ++i) {
       std::string name = spec.results[i].name;
-      if (name.size() > 1 && name[0] == 'd' && spec.findArg(name.substr(1)))
-        name = name.substr(1);
-      named.emplace_back(name, &resultStorage[i]);
+      if (name.size() > 1 && name[0] == 'd' && spec.findArg(name.substr(1))) {
+        named.emplace_back(name.substr(1), &resultStorage[i]);
+        continue;
+      }
+      const Tensor &v = resultStorage[i];
+      if (v.shape().empty() && v.dtype() == DType::F32) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.9g", *v.dataAs<float>());
+        values += (values.empty() ? "" : ",") + ("\"" + name + "\":") + buf;
+      } else {
+        named.emplace_back(name, &v);
+      }
+    }
+    if (!values.empty()) {
+      std::printf("{%s}\n", values.c_str());
+      std::fflush(stdout);
     }
     if (Status s = writeSafeTensors(*o.grads, named); !s.ok())
       fail(s.message());

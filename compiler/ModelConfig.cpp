@@ -1,0 +1,339 @@
+//===- ModelConfig.cpp - SPEC's classifier model from a JSON config -------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/ModelConfig.h"
+#include "compiler/LayerConfig.h"
+#include "dialect/HKTOps.h"
+#include "runtime/ModuleFormat.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+namespace {
+constexpr int64_t kMaxLayers = 1024;
+
+/// The JSON kind, for messages.
+const char *kindOf(const llvm::json::Value &v) {
+  switch (v.kind()) {
+  case llvm::json::Value::String:
+    return "string";
+  case llvm::json::Value::Boolean:
+    return "boolean";
+  case llvm::json::Value::Null:
+    return "null";
+  case llvm::json::Value::Array:
+    return "array";
+  case llvm::json::Value::Object:
+    return "object";
+  default:
+    return "number";
+  }
+}
+} // namespace
+
+llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    return llvm::createStringError("model config is not valid JSON: " +
+                                   llvm::toString(parsed.takeError()));
+  const llvm::json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return llvm::createStringError("model config must be a JSON object");
+  ModelConfig c;
+  std::pair<const char *, int64_t *> ints[] = {
+      {"vocab", &c.vocab},   {"max_len", &c.maxLen},
+      {"dim", &c.dim},       {"heads", &c.heads},
+      {"layers", &c.layers}, {"levels", &c.levels},
+      {"stride", &c.stride}, {"kernel", &c.kernel},
+      {"conv_kernel", &c.convKernel}, {"ffn", &c.ffn},
+      {"classes", &c.classes}};
+  std::pair<const char *, bool *> bools[] = {{"hybrid", &c.hybrid},
+                                             {"causal", &c.causal}};
+  const char *known = "vocab, max_len, dim, heads, layers, levels, stride, "
+                      "kernel, conv_kernel, hybrid, causal, ffn, classes";
+  for (const auto &kv : *obj) {
+    llvm::StringRef key = kv.first;
+    if (llvm::none_of(ints, [&](auto &k) { return key == k.first; }) &&
+        llvm::none_of(bools, [&](auto &k) { return key == k.first; }))
+      return llvm::createStringError(
+          "unknown key '%s' in model config (its keys, all required: %s)",
+          key.str().c_str(), known);
+  }
+  for (auto &[name, field] : ints) {
+    const llvm::json::Value *v = obj->get(name);
+    if (!v)
+      return llvm::createStringError(
+          "model config needs the key '%s' (all required: %s)", name, known);
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i) {
+      if (v->getAsUINT64())
+        return llvm::createStringError(
+            "model config key '%s' must be an integer >= 1 (got %llu, beyond "
+            "int64)",
+            name, static_cast<unsigned long long>(*v->getAsUINT64()));
+      if (std::optional<double> d = v->getAsNumber())
+        return llvm::createStringError(
+            "model config key '%s' must be an integer >= 1 (got %g)", name, *d);
+      return llvm::createStringError(
+          "model config key '%s' must be an integer >= 1 (got a JSON %s)",
+          name, kindOf(*v));
+    }
+    if (*i < 1)
+      return llvm::createStringError(
+          "model config key '%s' must be an integer >= 1 (got %lld)", name,
+          static_cast<long long>(*i));
+    *field = *i;
+  }
+  for (auto &[name, field] : bools) {
+    const llvm::json::Value *v = obj->get(name);
+    if (!v)
+      return llvm::createStringError(
+          "model config needs the key '%s' (all required: %s)", name, known);
+    std::optional<bool> b = v->getAsBoolean();
+    if (!b)
+      return llvm::createStringError(
+          "model config key '%s' must be true or false (got a JSON %s)", name,
+          kindOf(*v));
+    *field = *b;
+  }
+  if (c.dim % c.heads != 0)
+    return llvm::createStringError(
+        "model config: 'dim' (%lld) must be divisible by 'heads' (%lld)",
+        static_cast<long long>(c.dim), static_cast<long long>(c.heads));
+  if (c.vocab < 2)
+    return llvm::createStringError(
+        "model config key 'vocab' must be at least 2 (token 0 is padding), "
+        "got %lld",
+        static_cast<long long>(c.vocab));
+  if (c.layers > kMaxLayers)
+    return llvm::createStringError(
+        "model config 'layers' = %lld exceeds the largest number of layers "
+        "(at most %lld, see docs/limits.md)",
+        static_cast<long long>(c.layers), static_cast<long long>(kMaxLayers));
+  // Each layer as a layer config (batch 1, seq_len max_len), and the model's
+  // own tensors, against the same limits.
+  LayerConfig layer;
+  layer.batch = 1;
+  layer.seqLen = c.maxLen;
+  layer.dim = c.dim;
+  layer.heads = c.heads;
+  layer.levels = c.levels;
+  layer.stride = c.stride;
+  layer.kernel = c.kernel;
+  layer.convKernel = c.convKernel;
+  layer.hybrid = c.hybrid;
+  layer.causal = c.causal;
+  if (llvm::Error e = checkLayerConfigLimits(layer))
+    return llvm::createStringError("model config: " + llvm::toString(std::move(e)));
+  for (auto [key, value] : {std::pair<const char *, int64_t>{"ffn", c.ffn},
+                            {"classes", c.classes}, {"vocab", c.vocab}}) {
+    int64_t elements = 0;
+    if (value > kMaxDim && std::string(key) != "vocab")
+      return llvm::createStringError(
+          "model config '%s' = %lld exceeds the largest width (at most %lld, "
+          "see docs/limits.md)",
+          key, static_cast<long long>(value), static_cast<long long>(kMaxDim));
+    if (llvm::MulOverflow(value, c.dim, elements) ||
+        elements > kMaxTensorElements)
+      return llvm::createStringError(
+          "model config '%s' = %lld: a %s x dim tensor exceeds the tensor "
+          "element limit (2^31, see docs/limits.md)",
+          key, static_cast<long long>(value), key);
+  }
+  return c;
+}
+
+namespace {
+/// Builds the model's ops into one function body.
+struct ModelBuilder {
+  OpBuilder &b;
+  Location loc;
+  const ModelConfig &c;
+  int64_t batch;
+  Type f32;
+
+  RankedTensorType t(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, f32);
+  }
+  Value empty(ArrayRef<int64_t> shape) {
+    return tensor::EmptyOp::create(b, loc, shape, f32);
+  }
+  Value zeros(ArrayRef<int64_t> shape) {
+    Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+    return linalg::FillOp::create(b, loc, zero, empty(shape)).getResult(0);
+  }
+  /// x W + bias for x: N x Din (2-D), W: Din x Dout, bias: Dout.
+  Value linear2d(Value x, Value w, Value bias) {
+    auto xs = cast<RankedTensorType>(x.getType()).getShape();
+    int64_t n = xs[0], dout = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    Value mm = linalg::MatmulOp::create(b, loc, ValueRange{x, w},
+                                        ValueRange{zeros({n, dout})})
+                   .getResult(0);
+    Value wide = linalg::BroadcastOp::create(b, loc, bias, empty({n, dout}),
+                                             ArrayRef<int64_t>{0})
+                     .getResult()[0];
+    return linalg::AddOp::create(b, loc, ValueRange{mm, wide},
+                                 ValueRange{empty({n, dout})})
+        .getResult(0);
+  }
+  /// The same on B x T x Din through a (B*T) x Din view.
+  Value linear3d(Value x, Value w, Value bias) {
+    auto xs = cast<RankedTensorType>(x.getType()).getShape();
+    int64_t dout = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    SmallVector<ReassociationIndices> collapse = {{0, 1}, {2}};
+    Value x2 = tensor::CollapseShapeOp::create(b, loc, x, collapse);
+    Value y2 = linear2d(x2, w, bias);
+    return tensor::ExpandShapeOp::create(b, loc, t({xs[0], xs[1], dout}), y2,
+                                         collapse);
+  }
+  Value add(Value x, Value y) {
+    auto shape = cast<RankedTensorType>(x.getType()).getShape();
+    return linalg::AddOp::create(b, loc, ValueRange{x, y},
+                                 ValueRange{empty(shape)})
+        .getResult(0);
+  }
+  Value layerNorm(Value x, Value w, Value bias) {
+    auto shape = cast<RankedTensorType>(x.getType()).getShape();
+    return LayerNormOp::create(b, loc, t(shape), x, w, bias, empty(shape),
+                               b.getF64FloatAttr(1e-5));
+  }
+};
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
+                                                  const ModelConfig &c,
+                                                  int64_t batch, Location loc) {
+  context.loadDialect<HKTDialect, func::FuncDialect, tensor::TensorDialect,
+                      linalg::LinalgDialect, arith::ArithDialect>();
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  int64_t D = c.dim, H = c.heads, L = c.levels, T = c.maxLen, F = c.ffn,
+          C = c.classes;
+  auto t = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, f32);
+  };
+
+  // The parameters, SPEC's table order and names.
+  SmallVector<std::pair<std::string, Type>> params = {{"embed", t({c.vocab, D})},
+                                                      {"pos", t({T, D})}};
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string p = "layers." + std::to_string(i) + ".";
+    params.push_back({p + "ln1.weight", t({D})});
+    params.push_back({p + "ln1.bias", t({D})});
+    params.push_back({p + "attn.wq", t({L, D, D})});
+    params.push_back({p + "attn.wk", t({L, D, D})});
+    params.push_back({p + "attn.wv", t({D, D})});
+    params.push_back({p + "attn.wo", t({D, D})});
+    if (L > 1) {
+      params.push_back({p + "attn.down_w", t({L - 1, D, c.kernel})});
+      params.push_back({p + "attn.down_b", t({L - 1, D})});
+    }
+    params.push_back({p + "attn.theta", t({H, L})});
+    if (c.hybrid) {
+      params.push_back({p + "attn.conv_u", t({D, c.convKernel})});
+      params.push_back({p + "attn.gamma", t({H})});
+    }
+    params.push_back({p + "ln2.weight", t({D})});
+    params.push_back({p + "ln2.bias", t({D})});
+    params.push_back({p + "ffn.w1", t({D, F})});
+    params.push_back({p + "ffn.b1", t({F})});
+    params.push_back({p + "ffn.w2", t({F, D})});
+    params.push_back({p + "ffn.b2", t({D})});
+  }
+  params.push_back({"ln_f.weight", t({D})});
+  params.push_back({"ln_f.bias", t({D})});
+  params.push_back({"head.w", t({D, C})});
+  params.push_back({"head.b", t({C})});
+
+  namespace attr = ::hkt::format::attr;
+  auto build = [&](StringRef name, bool withLabels) {
+    SmallVector<Type> types = {RankedTensorType::get({batch, T}, i32)};
+    if (withLabels)
+      types.push_back(RankedTensorType::get({batch}, i32));
+    for (auto &p : params)
+      types.push_back(p.second);
+    Type result = withLabels ? Type(t({})) : Type(t({batch, C}));
+    auto fn = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(types, {result}));
+    unsigned first = withLabels ? 2 : 1;
+    fn.setArgAttr(0, attr::kName, b.getStringAttr("tokens"));
+    fn.setArgAttr(0, attr::kRange, b.getDenseI64ArrayAttr({0, c.vocab - 1}));
+    if (withLabels) {
+      fn.setArgAttr(1, attr::kName, b.getStringAttr("labels"));
+      fn.setArgAttr(1, attr::kRange, b.getDenseI64ArrayAttr({0, C - 1}));
+    }
+    for (auto [i, p] : llvm::enumerate(params)) {
+      fn.setArgAttr(first + i, attr::kName, b.getStringAttr(p.first));
+      fn.setArgAttr(first + i, attr::kRole,
+                    b.getStringAttr(::hkt::format::role::kParameter));
+    }
+    fn.setResultAttr(0, attr::kName,
+                     b.getStringAttr(withLabels ? "loss" : "logits"));
+
+    Block *body = fn.addEntryBlock();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    ModelBuilder mb{b, loc, c, batch, f32};
+    unsigned next = first;
+    auto param = [&]() { return body->getArgument(next++); };
+    Value tokens = body->getArgument(0);
+    Value lengths = TokenLengthsOp::create(
+        b, loc, RankedTensorType::get({batch}, i32), tokens,
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch}, i32));
+    Value embed = param(), pos = param();
+    Value x = EmbedOp::create(b, loc, t({batch, T, D}), tokens, embed, pos,
+                              mb.empty({batch, T, D}));
+    for (int64_t i = 0; i < c.layers; ++i) {
+      Value ln1w = param(), ln1b = param();
+      Value wq = param(), wk = param(), wv = param(), wo = param();
+      Value downW, downB, convU, gamma;
+      if (L > 1) {
+        downW = param();
+        downB = param();
+      }
+      Value theta = param();
+      if (c.hybrid) {
+        convU = param();
+        gamma = param();
+      }
+      Value h = mb.layerNorm(x, ln1w, ln1b);
+      Value a = AttentionOp::create(b, loc, t({batch, T, D}), h, wq, wk, wv, wo,
+                                    theta, downW, downB, convU, gamma, lengths,
+                                    mb.empty({batch, T, D}), H, L, c.stride,
+                                    c.kernel, c.convKernel, c.hybrid, c.causal);
+      x = mb.add(x, a);
+      Value ln2w = param(), ln2b = param();
+      Value w1 = param(), b1 = param(), w2 = param(), b2 = param();
+      Value h2 = mb.layerNorm(x, ln2w, ln2b);
+      Value f = mb.linear3d(h2, w1, b1);
+      Value g = GeluOp::create(b, loc, t({batch, T, F}), f,
+                               mb.empty({batch, T, F}));
+      x = mb.add(x, mb.linear3d(g, w2, b2));
+    }
+    Value lnfw = param(), lnfb = param(), headW = param(), headB = param();
+    Value xf = mb.layerNorm(x, lnfw, lnfb);
+    Value pooled = MeanPoolOp::create(b, loc, t({batch, D}), xf, lengths,
+                                      mb.empty({batch, D}));
+    Value logits = mb.linear2d(pooled, headW, headB);
+    Value out = logits;
+    if (withLabels)
+      out = CrossEntropyOp::create(b, loc, t({}), logits, body->getArgument(1),
+                                   mb.empty({}));
+    func::ReturnOp::create(b, loc, out);
+  };
+  build("logits", /*withLabels=*/false);
+  build("loss", /*withLabels=*/true);
+  return module;
+}
