@@ -38,8 +38,18 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
     AffineExpr b, t, c;
     bindDims(ctx, b, t, c);
     Value table = op.getTable();
+    // The first T of the P positions.
+    RankedTensorType type = op.getType();
+    int64_t len = type.getDimSize(1), width = type.getDimSize(2);
+    Value pos = op.getPos();
+    if (typeOf(pos).getDimSize(0) != len)
+      pos = tensor::ExtractSliceOp::create(
+          rw, loc, RankedTensorType::get({len, width}, type.getElementType()),
+          pos, ValueRange{}, ValueRange{}, ValueRange{},
+          rw.getDenseI64ArrayAttr({0, 0}), rw.getDenseI64ArrayAttr({len, width}),
+          rw.getDenseI64ArrayAttr({1, 1}));
     Value out = tensorGeneric(
-        rw, loc, op.getType(), {op.getTokens(), op.getPos()},
+        rw, loc, type, {op.getTokens(), pos},
         {indexingMap(3, {b, t}, ctx), indexingMap(3, {t, c}, ctx),
          indexingMap(3, {b, t, c}, ctx)},
         {kPar, kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {

@@ -153,3 +153,27 @@ func.func @online_attention_tile(%q: tensor<1x4x4xf32>, %k: tensor<1x8x4xf32>, %
   %acc, %max, %sum = hkt.online_attention ins(%q : tensor<1x4x4xf32>) keys(%k : tensor<1x8x4xf32>) values(%v : tensor<1x8x4xf32>) offsets(%i0, %j0) outs(%a, %m, %s : tensor<1x4x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) {causal = true, factors = array<i64: 1>} -> tensor<1x4x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
   return %acc : tensor<1x4x4xf32>
 }
+
+// -----
+
+// The model ops (SPEC "The classifier model").
+// CHECK-LABEL: func.func @model_ops
+// CHECK: %[[LEN:.+]] = hkt.token_lengths ins(%{{.*}} : tensor<2x8xi32>) outs(%{{.*}} : tensor<2xi32>) -> tensor<2xi32>
+// CHECK: %[[X:.+]] = hkt.embed ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8xi32>, tensor<16x4xf32>, tensor<32x4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+// CHECK: %[[N:.+]] = hkt.layer_norm ins(%[[X]], %{{.*}}, %{{.*}} : tensor<2x8x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>) {epsilon = 1.000000e-03 : f64} -> tensor<2x8x4xf32>
+// CHECK: %[[G:.+]] = hkt.gelu ins(%[[N]] : tensor<2x8x4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+// CHECK: %[[P:.+]] = hkt.mean_pool ins(%[[G]] : tensor<2x8x4xf32>) lengths(%[[LEN]] : tensor<2xi32>) outs(%{{.*}} : tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK: hkt.cross_entropy ins(%[[P]], %{{.*}} : tensor<2x4xf32>, tensor<2xi32>) outs(%{{.*}} : tensor<f32>) -> tensor<f32>
+func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tensor<32x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>, %labels: tensor<2xi32>) -> tensor<f32> {
+  %li = tensor.empty() : tensor<2xi32>
+  %len = hkt.token_lengths ins(%tok : tensor<2x8xi32>) outs(%li : tensor<2xi32>) -> tensor<2xi32>
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  %x = hkt.embed ins(%tok, %table, %pos : tensor<2x8xi32>, tensor<16x4xf32>, tensor<32x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %n = hkt.layer_norm ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<2x8x4xf32>) {epsilon = 1.0e-3 : f64} -> tensor<2x8x4xf32>
+  %g = hkt.gelu ins(%n : tensor<2x8x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %pe = tensor.empty() : tensor<2x4xf32>
+  %p = hkt.mean_pool ins(%g : tensor<2x8x4xf32>) lengths(%len : tensor<2xi32>) outs(%pe : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -200,3 +200,31 @@ func.func @layer(%x: tensor<2x8x4xf32> {hkt.name = "x"},
          outs(%e : tensor<2x8x4xf32>) {causal = true, heads = 2 : i64, hybrid = true, levels = 2 : i64} -> tensor<2x8x4xf32>
   return %y : tensor<2x8x4xf32>
 }
+
+// -----
+
+// The model ops: tokens, labels and the integer lengths get no gradient; the
+// table, the positions and LayerNorm's weight and bias do. The loss's adjoint
+// comes first (softmax - one-hot, times dloss / B), the embedding's last.
+// CHECK-LABEL: func.func @model_ops_grad
+// CHECK-SAME: %[[DL:[a-z0-9]+]]: tensor<f32> {hkt.name = "dresult0"}) -> (tensor<16x4xf32> {hkt.name = "darg1"}, tensor<32x4xf32> {hkt.name = "darg2"}, tensor<4xf32> {hkt.name = "darg3"}, tensor<4xf32> {hkt.name = "darg4"})
+// CHECK: hkt.token_lengths
+// CHECK: hkt.mean_pool
+// CHECK: arith.constant 5.000000e-01 : f32
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[DL]] : tensor<2x4xf32>, tensor<2xf32>, tensor<2xi32>, tensor<f32>)
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x8xi32>, tensor<2x8x4xf32>) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<32x4xf32>
+func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tensor<32x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>, %labels: tensor<2xi32>) -> tensor<f32> {
+  %li = tensor.empty() : tensor<2xi32>
+  %len = hkt.token_lengths ins(%tok : tensor<2x8xi32>) outs(%li : tensor<2xi32>) -> tensor<2xi32>
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  %x = hkt.embed ins(%tok, %table, %pos : tensor<2x8xi32>, tensor<16x4xf32>, tensor<32x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %n = hkt.layer_norm ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %g = hkt.gelu ins(%n : tensor<2x8x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %pe = tensor.empty() : tensor<2x4xf32>
+  %p = hkt.mean_pool ins(%g : tensor<2x8x4xf32>) lengths(%len : tensor<2xi32>) outs(%pe : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -140,3 +140,39 @@ func.func @not_decomposed(%x: tensor<1x3x2xf32>, %wq: tensor<1x2x2xf32>, %wk: te
          outs(%init : tensor<1x3x2xf32>) {heads = 1 : i64, levels = 1 : i64} -> tensor<1x3x2xf32>
   return %y : tensor<1x3x2xf32>
 }
+
+// -----
+
+// The model ops: token lengths as a min-reduction (T where no token is 0),
+// the embedding as a gather from the table plus the first T positions,
+// LayerNorm through its row statistics, GELU's tanh through exp, the masked
+// mean-pool, and the cross-entropy through a row log-sum-exp.
+// CHECK-LABEL: func.func @model_ops
+// CHECK: %[[T:.+]] = arith.constant 8 : i32
+// CHECK: linalg.fill ins(%[[T]] : i32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<2x8xi32>) outs(%{{.*}} : tensor<2xi32>)
+// CHECK: arith.cmpi eq
+// CHECK: arith.minsi
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [8, 4] [1, 1] : tensor<32x4xf32> to tensor<8x4xf32>
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<16x4xf32>
+// CHECK: math.rsqrt
+// CHECK: math.exp
+// CHECK: arith.cmpi slt
+// CHECK: arith.sitofp
+// CHECK: arith.maximumf
+// CHECK: math.log
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<2x4xf32>
+// CHECK-NOT: hkt.
+func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tensor<32x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>, %labels: tensor<2xi32>) -> tensor<f32> {
+  %li = tensor.empty() : tensor<2xi32>
+  %len = hkt.token_lengths ins(%tok : tensor<2x8xi32>) outs(%li : tensor<2xi32>) -> tensor<2xi32>
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  %x = hkt.embed ins(%tok, %table, %pos : tensor<2x8xi32>, tensor<16x4xf32>, tensor<32x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %n = hkt.layer_norm ins(%x, %w, %b : tensor<2x8x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %g = hkt.gelu ins(%n : tensor<2x8x4xf32>) outs(%e : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %pe = tensor.empty() : tensor<2x4xf32>
+  %p = hkt.mean_pool ins(%g : tensor<2x8x4xf32>) lengths(%len : tensor<2xi32>) outs(%pe : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
