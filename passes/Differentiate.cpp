@@ -143,7 +143,7 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
     grad->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = grad.addEntryBlock();
   // A gradient function that cannot be completed is not left behind.
-  auto eraseOnFailure = llvm::make_scope_exit([&] {
+  llvm::scope_exit eraseOnFailure([&] {
     if (grad)
       grad.erase();
   });

@@ -18,7 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${HKT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-600}"
 shift || true
-all=(npy safetensors manifest layer_config hkt_opt)
+all=(npy safetensors manifest layer_config model_config hkt_opt)
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=("${all[@]}"); fi
 for t in "${targets[@]}"; do

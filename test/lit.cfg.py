@@ -35,7 +35,8 @@ config.substitutions.insert(
 tool_dirs = [config.hkt_tools_dir, config.llvm_tools_dir]
 # hkt-fuzz-*: the fuzz targets of test/fuzz, run over files (FuzzerMain.cpp).
 fuzz_targets = ["hkt-fuzz-" + t for t in
-                ("npy", "safetensors", "manifest", "layer_config", "hkt_opt")]
+                ("npy", "safetensors", "manifest", "layer_config", "model_config",
+                 "hkt_opt")]
 llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"]
                                    + fuzz_targets, tool_dirs)
 config.substitutions.insert(
