@@ -1,6 +1,7 @@
 //===- LayerConfig.cpp - one HKT layer from a JSON config -----------------===//
 
 #include "compiler/LayerConfig.h"
+#include "compiler/ConfigJson.h"
 #include "compiler/ModuleCompiler.h"
 #include "dialect/HKTOps.h"
 #include "runtime/ModuleFormat.h"
@@ -64,40 +65,16 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
             k.name);
       continue;
     }
-    // Distinguish the wrong JSON type, a fraction, a value beyond int64 and
-    // a value < 1; never wrap (llvm::json keeps integers up to uint64 exact).
-    std::optional<int64_t> i = v->getAsInteger();
-    if (!i) {
-      if (v->getAsUINT64())
-        return llvm::createStringError(
-            "layer config key '%s' must be an integer >= 1 (got %llu, beyond "
-            "int64; see docs/limits.md)",
-            k.name, static_cast<unsigned long long>(*v->getAsUINT64()));
-      if (std::optional<double> d = v->getAsNumber())
-        return llvm::createStringError(
-            "layer config key '%s' must be an integer >= 1 (got %g)", k.name,
-            *d);
-      return llvm::createStringError(
-          "layer config key '%s' must be an integer >= 1 (got a JSON %s)",
-          k.name,
-          v->kind() == llvm::json::Value::String    ? "string"
-          : v->kind() == llvm::json::Value::Boolean ? "boolean"
-          : v->kind() == llvm::json::Value::Null    ? "null"
-          : v->kind() == llvm::json::Value::Array   ? "array"
-                                                    : "object");
-    }
-    if (*i < 1)
-      return llvm::createStringError(
-          "layer config key '%s' must be an integer >= 1 (got %lld)", k.name,
-          static_cast<long long>(*i));
+    llvm::Expected<int64_t> i = readPositiveInteger(*v, "layer config", k.name);
+    if (!i)
+      return i.takeError();
     *k.field = *i;
   }
   for (BoolKey &k : bools) {
     if (const llvm::json::Value *v = obj->get(k.name)) {
-      std::optional<bool> b = v->getAsBoolean();
+      llvm::Expected<bool> b = readBoolean(*v, "layer config", k.name);
       if (!b)
-        return llvm::createStringError(
-            "layer config key '%s' must be true or false", k.name);
+        return b.takeError();
       *k.field = *b;
     }
   }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModelConfig.h"
+#include "compiler/ConfigJson.h"
 #include "compiler/LayerConfig.h"
 #include "dialect/HKTOps.h"
 #include "runtime/ModuleFormat.h"
@@ -21,24 +22,6 @@ using namespace mlir::hkt;
 
 namespace {
 constexpr int64_t kMaxLayers = 1024;
-
-/// The JSON kind, for messages.
-const char *kindOf(const llvm::json::Value &v) {
-  switch (v.kind()) {
-  case llvm::json::Value::String:
-    return "string";
-  case llvm::json::Value::Boolean:
-    return "boolean";
-  case llvm::json::Value::Null:
-    return "null";
-  case llvm::json::Value::Array:
-    return "array";
-  case llvm::json::Value::Object:
-    return "object";
-  default:
-    return "number";
-  }
-}
 } // namespace
 
 llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
@@ -74,24 +57,9 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
     if (!v)
       return llvm::createStringError(
           "model config needs the key '%s' (all required: %s)", name, known);
-    std::optional<int64_t> i = v->getAsInteger();
-    if (!i) {
-      if (v->getAsUINT64())
-        return llvm::createStringError(
-            "model config key '%s' must be an integer >= 1 (got %llu, beyond "
-            "int64)",
-            name, static_cast<unsigned long long>(*v->getAsUINT64()));
-      if (std::optional<double> d = v->getAsNumber())
-        return llvm::createStringError(
-            "model config key '%s' must be an integer >= 1 (got %g)", name, *d);
-      return llvm::createStringError(
-          "model config key '%s' must be an integer >= 1 (got a JSON %s)",
-          name, kindOf(*v));
-    }
-    if (*i < 1)
-      return llvm::createStringError(
-          "model config key '%s' must be an integer >= 1 (got %lld)", name,
-          static_cast<long long>(*i));
+    llvm::Expected<int64_t> i = readPositiveInteger(*v, "model config", name);
+    if (!i)
+      return i.takeError();
     *field = *i;
   }
   for (auto &[name, field] : bools) {
@@ -99,11 +67,9 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
     if (!v)
       return llvm::createStringError(
           "model config needs the key '%s' (all required: %s)", name, known);
-    std::optional<bool> b = v->getAsBoolean();
+    llvm::Expected<bool> b = readBoolean(*v, "model config", name);
     if (!b)
-      return llvm::createStringError(
-          "model config key '%s' must be true or false (got a JSON %s)", name,
-          kindOf(*v));
+      return b.takeError();
     *field = *b;
   }
   if (c.dim % c.heads != 0)

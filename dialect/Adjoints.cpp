@@ -71,26 +71,6 @@ Value transposeScores(OpBuilder &b, Location loc, Value s) {
       .getResult()[0];
 }
 
-/// `x` (B x T x D) inside zeros of B x (before + T + after) x D.
-Value padSequence(OpBuilder &b, Location loc, Value x, int64_t before,
-                  int64_t after) {
-  if (before == 0 && after == 0)
-    return x;
-  RankedTensorType type = typeOf(x);
-  SmallVector<int64_t> shape(type.getShape());
-  shape[1] += before + after;
-  Value padded =
-      zerosOf(b, loc, RankedTensorType::get(shape, type.getElementType()));
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(before),
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(b.getIndexAttr(d));
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(b, loc, x, padded, offsets, sizes,
-                                       strides);
-}
-
 /// sigmoid(g) in a generic body.
 Value sigmoid(OpBuilder &b, Location loc, Value g) {
   Value one = floatConstant(b, loc, g.getType(), 1.0);

@@ -69,6 +69,28 @@ inline Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
                                  type.getElementType());
 }
 
+/// `x` (B x T x D) inside zeros of B x (before + T + after) x D: causal
+/// left padding (`before`) and the room a transposed convolution reads past
+/// the end (`after`).
+inline Value padSequence(OpBuilder &b, Location loc, Value x, int64_t before,
+                         int64_t after) {
+  if (before == 0 && after == 0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] += before + after;
+  Value padded =
+      zerosOf(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(before),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, x, padded, offsets, sizes,
+                                       strides);
+}
+
 /// The body of tensorGeneric: the block arguments of the inputs in, the
 /// value of one iteration out.
 using GenericBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;

@@ -43,28 +43,12 @@ Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
 
 /// A tensor of `type` filled with zeros (the accumulator of a contraction).
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Type elt = type.getElementType();
-  return filledTensor(b, loc, type.getShape(), elt,
-                      floatConstant(b, loc, elt, 0.0));
+  return zerosOf(b, loc, type);
 }
 
 /// `x` (B x T x D) shifted right by `pad` zero rows: B x (T + pad) x D.
 Value padSequenceLeft(OpBuilder &b, Location loc, Value x, int64_t pad) {
-  RankedTensorType type = tensorType(x);
-  if (pad == 0)
-    return x;
-  SmallVector<int64_t> shape(type.getShape());
-  shape[1] += pad;
-  Value padded =
-      zeros(b, loc, RankedTensorType::get(shape, type.getElementType()));
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(pad),
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(b.getIndexAttr(d));
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-  return tensor::InsertSliceOp::create(b, loc, x, padded, offsets, sizes,
-                                       strides);
+  return padSequence(b, loc, x, pad, 0);
 }
 
 /// B x T x D -> B x T x H x d (head h owns columns [h*d, (h+1)*d)).
