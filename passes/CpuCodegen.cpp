@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/TransformOps/LinalgTransformOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
@@ -95,6 +96,17 @@ bool readsAlongInnermost(linalg::LinalgOp op) {
   });
 }
 
+/// An operand is a reshaped view (memref.expand_shape / collapse_shape): the
+/// MLIR 22 vector patterns loop forever on row-wise vectorisation of such an
+/// op (seen on GELU over the expanded result of the feed-forward matmul), so
+/// it is split across threads but keeps its scalar body.
+bool readsReshapedView(linalg::LinalgOp op) {
+  return llvm::any_of(op->getOperands(), [](Value v) {
+    return isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+        v.getDefiningOp());
+  });
+}
+
 bool outerLoopsParallel(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> it = op.getIteratorTypesArray();
   return llvm::all_of(ArrayRef(it).drop_back(), [](utils::IteratorType t) {
@@ -129,7 +141,8 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
     // Generics and fills only: the vector patterns loop forever on copies
     // into strided views and on transposes here (MLIR 22).
     if (p + 1 < ranges.size() && readsAlongInnermost(op) &&
-        outerLoopsParallel(op) && isa<linalg::GenericOp, linalg::FillOp>(op)) {
+        outerLoopsParallel(op) && !readsReshapedView(op) &&
+        isa<linalg::GenericOp, linalg::FillOp>(op)) {
       t.rowRank = ranges.size();
       t.rowInner = ranges.back() % tuning.rowTile == 0 ? tuning.rowTile : 0;
     }

@@ -101,3 +101,24 @@ func.func @outside(%a: memref<128x32xf32>, %b: memref<128x32xf32>, %t: memref<72
   linalg.fill ins(%z : f32) outs(%small : memref<63x5xf32>)
   return
 }
+
+// An elementwise op that reads a reshaped view (the model's GELU over the
+// expanded feed-forward matmul): split across threads but not vectorised by
+// rows, whose vector patterns loop forever on it in MLIR 22 (hkt-compile
+// --model hung from max_len 64 on).
+// CHECK-LABEL: func.func @reshaped_view
+// CHECK: memref.expand_shape
+// CHECK: scf.forall
+// CHECK-NOT: vector.
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<1x4x256xf32, strided<[16384, 256, 1], offset: ?>>)
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @reshaped_view(%a: memref<64x256xf32>, %out: memref<1x64x256xf32>) {
+  %v = memref.expand_shape %a [[0, 1], [2]] output_shape [1, 64, 256] : memref<64x256xf32> into memref<1x64x256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v : memref<1x64x256xf32>) outs(%out : memref<1x64x256xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  return
+}

@@ -422,8 +422,7 @@ int run(const Options &o) {
   }
   // SPEC's classifier (hkt-compile --model): `tokens` (B x max_len, int) may
   // be shorter than max_len and is padded with 0, which is exact (padding is
-  // masked and the mean-pool counts valid positions); longer is an error, and
-  // so is a row that starts with padding (its length would be 0).
+  // masked and the mean-pool counts valid positions); longer is an error.
   if (const TensorSpec *tok = spec.findArg("tokens");
       tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
       bound.count("tokens")) {
@@ -447,21 +446,6 @@ int run(const Options &o) {
           std::memcpy(dst + r * maxLen * elt, src + r * gs[1] * elt,
                       static_cast<size_t>(gs[1]) * elt);
         given = std::move(padded).value();
-      }
-      const auto *bytes = static_cast<const char *>(given.data());
-      for (int64_t r = 0; r < gs[0]; ++r) {
-        int64_t first = 0;
-        if (elt == 4) {
-          int32_t v;
-          std::memcpy(&v, bytes + r * maxLen * elt, 4);
-          first = v;
-        } else {
-          std::memcpy(&first, bytes + r * maxLen * elt, 8);
-        }
-        if (first == 0)
-          fail(entryName + ": row " + std::to_string(r) +
-               " of tokens is all padding (its first token is 0, so its "
-               "length is 0; from " + bound["tokens"].source + ")");
       }
     }
   }
@@ -495,6 +479,42 @@ int run(const Options &o) {
       bound[arg.name] = {std::move(t).value(),
                          "random (seed " + std::to_string(*o.seed) + ")"};
     }
+  }
+  // A model row must have a first token (SPEC: a row of length 0 is an
+  // input error). --random's tokens get one: their first position is moved
+  // off the padding id.
+  if (const TensorSpec *tok = spec.findArg("tokens");
+      tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
+      bound.count("tokens")) {
+    Binding &b = bound["tokens"];
+    const std::vector<int64_t> &shape = b.tensor.shape();
+    size_t elt = dtypeSize(b.tensor.dtype());
+    bool random = b.source.rfind("random", 0) == 0;
+    if (shape.size() == 2 && b.tensor.dtype() == tok->dtype && (elt == 4 || elt == 8))
+      for (int64_t r = 0; r < shape[0]; ++r) {
+        char *first = static_cast<char *>(b.tensor.data()) + r * shape[1] * elt;
+        int64_t value = 0;
+        if (elt == 4) {
+          int32_t v;
+          std::memcpy(&v, first, 4);
+          value = v;
+        } else {
+          std::memcpy(&value, first, 8);
+        }
+        if (value != 0)
+          continue;
+        if (!random)
+          fail(entryName + ": row " + std::to_string(r) +
+               " of tokens is all padding (its first token is 0, so its "
+               "length is 0; from " + b.source + ")");
+        if (elt == 4) {
+          int32_t one = 1;
+          std::memcpy(first, &one, 4);
+        } else {
+          int64_t one = 1;
+          std::memcpy(first, &one, 8);
+        }
+      }
   }
   if (!unbound.empty()) {
     std::string list;
