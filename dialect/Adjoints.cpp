@@ -17,6 +17,8 @@
 #include "dialect/HKTOps.h"
 #include "dialect/LinalgBuilders.h"
 #include "dialect/ModelMath.h"
+#include "dialect/OnlineAttentionTile.h"
+#include "mlir/IR/Matchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -308,6 +310,95 @@ LogicalResult AttendOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+/// SPEC Backward through the fused attention, FlashAttention-2 style: the
+/// probabilities are recomputed tile by tile from the saved lse by
+/// hkt.online_attention_backward, which sees the scaled queries
+/// sq_l = q_l * lambda[h, l] / sqrt(d):
+///   delta[b,h,i] = sum_{c in h} dout[b,i,c] out[b,i,c] - dlse[b,h,i]
+///   dq_l = dsq_l * lambda[h, l] / sqrt(d)
+///   dlambda[h, l] = sum_{b,t,c in h} dsq_l[b,t,c] q_l[b,t,c] / sqrt(d)
+LogicalResult FusedAttentionOp::buildAdjoint(OpBuilder &b,
+                                             ValueRange resultGrads,
+                                             SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType lseType = getLseInit().getType();
+  Type elt = lseType.getElementType();
+  int64_t heads = lseType.getDimSize(1);
+  int64_t headDim = getInit().getType().getDimSize(2) / heads;
+  Value dout = resultGrads[0], dlse = resultGrads[1];
+  auto mul = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return arith::MulFOp::create(nb, l, a[0], a[1]);
+  };
+  AffineExpr e0, e1, e2;
+  bindDims(ctx, e0, e1, e2);
+  AffineMap bic = indexingMap(3, {e0, e1, e2}, ctx);
+  Value delta = tensorGeneric(
+      b, loc, lseType, {dout, getResult()},
+      {bic, bic, indexingMap(3, {e0, e2.floorDiv(headDim), e1}, ctx)},
+      {kPar, kPar, kRed}, mul);
+  // A zero lse gradient (the usual case: nothing but the backward reads the
+  // lse) changes nothing.
+  bool zeroLse = false;
+  if (auto fill = dlse.getDefiningOp<linalg::FillOp>())
+    zeroLse = matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  if (!zeroLse) {
+    AffineMap id = b.getMultiDimIdentityMap(3);
+    delta = tensorGeneric(b, loc, lseType, {delta, dlse}, {id, id, id},
+                          {kPar, kPar, kPar},
+                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return arith::SubFOp::create(nb, l, a[0], a[1]);
+                          });
+  }
+
+  SmallVector<Value> scaledQueries =
+      buildScaledQueries(b, loc, getQueries(), getWeights(), headDim);
+  SmallVector<Value> dqInit, dkInit;
+  for (Value q : getQueries())
+    dqInit.push_back(zerosOf(b, loc, typeOf(q)));
+  for (Value k : getKeys())
+    dkInit.push_back(zerosOf(b, loc, typeOf(k)));
+  auto backward = OnlineAttentionBackwardOp::create(
+      b, loc, getQueries().getTypes(), getKeys().getTypes(),
+      getValue().getType(), scaledQueries, getKeys(), getValue(), dout, getLse(),
+      delta, getLengths(), /*query_offset=*/Value(), /*key_offset=*/Value(),
+      dqInit, dkInit, zerosOf(b, loc, typeOf(getValue())), getFactorsAttr(),
+      getCausalAttr());
+
+  ValueRange dScaled = backward.getDqueries();
+  SmallVector<Value> dqueries =
+      buildScaledQueries(b, loc, dScaled, getWeights(), headDim);
+  // dlambda, one column per level.
+  RankedTensorType wType = typeOf(getWeights());
+  Value dweights = zerosOf(b, loc, wType);
+  Value scale = floatConstant(b, loc, elt, 1.0 / std::sqrt(double(headDim)));
+  for (auto [l, dsq, q] : llvm::enumerate(dScaled, getQueries()))
+    dweights =
+        linalg::GenericOp::create(
+            b, loc, wType, ValueRange{dsq, q}, ValueRange{dweights},
+            {bic, bic,
+             indexingMap(3,
+                         {e2.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
+                         ctx)},
+            {kRed, kRed, kRed},
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+              p = arith::MulFOp::create(nb, nl, p, scale);
+              linalg::YieldOp::create(
+                  nb, nl, arith::AddFOp::create(nb, nl, a[2], p).getResult());
+            })
+            .getResult(0);
+
+  grads.assign(dqueries.begin(), dqueries.end());
+  llvm::append_range(grads, backward.getDkeys());
+  grads.push_back(backward.getDvalue());
+  grads.push_back(dweights);
+  if (getLengths())
+    grads.push_back(Value());
+  grads.append({Value(), Value()});
+  return success();
+}
+
 /// out = beta attn + (1 - beta) C, C[b,i,c] = sum_m u[c,m] V[b,i-m,c]:
 ///   dattn = beta dout, dC = (1 - beta) dout
 ///   dgamma[h] = beta (1 - beta) sum_{b,i,c in h} dout (attn - C)
@@ -590,22 +681,25 @@ struct MatmulAdjoint
         !mm.hasPureTensorSemantics())
       return op->emitOpError("adjoint: only the default 2-D matmul on tensors");
     Location loc = op->getLoc();
-    MLIRContext *ctx = b.getContext();
     Value a = mm.getInputs()[0], w = mm.getInputs()[1], dc = resultGrads[0];
-    auto mul = [](OpBuilder &nb, Location l, ValueRange v) -> Value {
-      return arith::MulFOp::create(nb, l, v[0], v[1]);
+    // dA = dC W^T and dW = A^T dC as plain matmuls on transposed copies
+    // (O(size) each): the CPU codegen tiles and vectorises linalg.matmul,
+    // not a contraction written as linalg.generic.
+    auto transposed = [&](Value m) -> Value {
+      RankedTensorType t = typeOf(m);
+      Value init = tensor::EmptyOp::create(
+          b, loc, {t.getDimSize(1), t.getDimSize(0)}, t.getElementType());
+      return linalg::TransposeOp::create(b, loc, m, init,
+                                         ArrayRef<int64_t>{1, 0})
+          .getResult()[0];
     };
-    AffineExpr i, k, j;
-    bindDims(ctx, i, k, j);
-    // dA: dims (m, k, n); dB: dims (k, n, m) written as (i, k, j) = (k, n, m).
-    Value da = generic(b, loc, typeOf(a), {dc, w},
-                       {indexingMap(3, {i, j}, ctx), indexingMap(3, {k, j}, ctx),
-                        indexingMap(3, {i, k}, ctx)},
-                       {kPar, kPar, kRed}, mul);
-    Value dw = generic(b, loc, typeOf(w), {a, dc},
-                       {indexingMap(3, {j, i}, ctx), indexingMap(3, {j, k}, ctx),
-                        indexingMap(3, {i, k}, ctx)},
-                       {kPar, kPar, kRed}, mul);
+    auto matmul = [&](Value x, Value y, RankedTensorType type) -> Value {
+      return linalg::MatmulOp::create(b, loc, ValueRange{x, y},
+                                      ValueRange{zerosOf(b, loc, type)})
+          .getResult(0);
+    };
+    Value da = matmul(dc, transposed(w), typeOf(a));
+    Value dw = matmul(transposed(a), dc, typeOf(w));
     grads.assign({da, dw, dc});
     return success();
   }

@@ -293,61 +293,164 @@ LogicalResult HybridOp::verify() {
 // OnlineAttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult OnlineAttentionOp::verify() {
-  Operation *op = getOperation();
-  ArrayRef<int64_t> factors = getFactors();
+namespace {
+/// The operands every multi-level attention op shares: one query and one key
+/// per level factor (factor 0 is 1), `value` B x Tk x D, query_l
+/// B x ceil(Tq / f_l) x D, key_l B x ceil(Tk / f_l) x D.
+LogicalResult verifyLevels(Operation *op, ArrayRef<int64_t> factors,
+                           ValueRange queries, ValueRange keys, Value value,
+                           int64_t tq) {
   size_t levels = factors.size();
-  if (levels == 0 || getQueries().size() != levels ||
-      getKeys().size() != levels)
-    return emitOpError() << "needs one query and one key per level factor, got "
-                         << getQueries().size() << " queries, "
-                         << getKeys().size() << " keys and " << levels
-                         << " factors";
+  if (levels == 0 || queries.size() != levels || keys.size() != levels)
+    return op->emitOpError()
+           << "needs one query and one key per level factor, got "
+           << queries.size() << " queries, " << keys.size() << " keys and "
+           << levels << " factors";
   if (factors[0] != 1)
-    return emitOpError() << "factor of level 0 must be 1, got " << factors[0];
+    return op->emitOpError() << "factor of level 0 must be 1, got "
+                             << factors[0];
   if (llvm::any_of(factors, [](int64_t f) { return f < 1; }))
-    return emitOpError("factors must be >= 1");
+    return op->emitOpError("factors must be >= 1");
   for (int64_t f : factors)
     if (failed(expectAtMost(op, "factor", f, kMaxFactor)))
       return failure();
+  if (failed(expectRank(op, "value", value, 3, "B x Tk x D")))
+    return failure();
+  int64_t b = dimOf(value, 0), tk = dimOf(value, 1), d = dimOf(value, 2);
+  for (size_t l = 0; l < levels; ++l) {
+    std::string q = "query #" + std::to_string(l),
+                k = "key #" + std::to_string(l);
+    if (failed(expectShape(op, q, queries[l],
+                           {b, ceilDivDim(tq, factors[l]), d},
+                           "B x ceil(Tq / factor) x D")) ||
+        failed(expectShape(op, k, keys[l], {b, ceilDivDim(tk, factors[l]), d},
+                           "B x ceil(Tk / factor) x D")))
+      return failure();
+  }
+  return success();
+}
+
+/// Offsets (both or neither), the causal diagonal and the key lengths.
+LogicalResult verifyMasks(Operation *op, bool causal, Value queryOffset,
+                          Value keyOffset, Value lengths, int64_t b,
+                          int64_t tq, int64_t tk) {
+  if (static_cast<bool>(queryOffset) != static_cast<bool>(keyOffset))
+    return op->emitOpError("needs both offsets (query and key) or neither");
+  // Without offsets both sequences start at 0 and the diagonal is i = j; a
+  // tile (with offsets) may have any shape.
+  if (causal && !queryOffset && !dimsMatch(tq, tk))
+    return op->emitOpError() << "causal attention needs Tq = Tk, got " << tq
+                             << " and " << tk;
+  if (lengths && failed(expectShape(op, "lengths", lengths, {b}, "B")))
+    return failure();
+  return success();
+}
+} // namespace
+
+LogicalResult OnlineAttentionOp::verify() {
+  Operation *op = getOperation();
   SmallVector<Value> floats(getQueries());
   llvm::append_range(floats, getKeys());
   floats.append({getValue(), getAcc(), getMax(), getSum()});
   if (failed(expectSameElementType(op, floats)) ||
-      failed(expectRank(op, "value", getValue(), 3, "B x Tk x D")) ||
       failed(expectRank(op, "acc", getAcc(), 3, "B x Tq x D")) ||
       failed(expectRank(op, "max", getMax(), 3, "B x H x Tq")))
     return failure();
+  if (failed(expectRank(op, "value", getValue(), 3, "B x Tk x D")))
+    return failure();
+  int64_t tq = dimOf(getAcc(), 1), h = dimOf(getMax(), 1);
   int64_t b = dimOf(getValue(), 0), tk = dimOf(getValue(), 1),
-          d = dimOf(getValue(), 2), tq = dimOf(getAcc(), 1),
-          h = dimOf(getMax(), 1);
+          d = dimOf(getValue(), 2);
   if (failed(expectShape(op, "acc", getAcc(), {b, tq, d}, "B x Tq x D")) ||
       failed(expectShape(op, "max", getMax(), {b, h, tq}, "B x H x Tq")) ||
       failed(expectShape(op, "sum", getSum(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectHeadsDivide(op, d, h)) ||
+      failed(verifyLevels(op, getFactors(), getQueries(), getKeys(),
+                          getValue(), tq)))
+    return failure();
+  return verifyMasks(op, getCausal(), getQueryOffset(), getKeyOffset(),
+                     getLengths(), b, tq, tk);
+}
+
+//===----------------------------------------------------------------------===//
+// FusedAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedAttentionOp::verify() {
+  Operation *op = getOperation();
+  SmallVector<Value> floats(getQueries());
+  llvm::append_range(floats, getKeys());
+  floats.append({getValue(), getWeights(), getInit(), getLseInit()});
+  if (failed(expectSameElementType(op, floats)) ||
+      failed(expectRank(op, "init", getInit(), 3, "B x Tq x D")) ||
+      failed(expectRank(op, "lse", getLseInit(), 3, "B x H x Tq")))
+    return failure();
+  int64_t tq = dimOf(getInit(), 1), h = dimOf(getLseInit(), 1);
+  if (failed(verifyLevels(op, getFactors(), getQueries(), getKeys(),
+                          getValue(), tq)))
+    return failure();
+  int64_t b = dimOf(getValue(), 0), tk = dimOf(getValue(), 1),
+          d = dimOf(getValue(), 2);
+  int64_t levels = getFactors().size();
+  if (failed(expectShape(op, "init", getInit(), {b, tq, d}, "B x Tq x D")) ||
+      failed(expectShape(op, "lse", getLseInit(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectShape(op, "weights", getWeights(), {h, levels}, "H x L")) ||
       failed(expectHeadsDivide(op, d, h)))
     return failure();
-  for (size_t l = 0; l < levels; ++l) {
-    std::string q = "query #" + std::to_string(l),
-                k = "key #" + std::to_string(l);
-    if (failed(expectShape(op, q, getQueries()[l],
-                           {b, ceilDivDim(tq, factors[l]), d},
-                           "B x ceil(Tq / factor) x D")) ||
-        failed(expectShape(op, k, getKeys()[l],
-                           {b, ceilDivDim(tk, factors[l]), d},
-                           "B x ceil(Tk / factor) x D")))
-      return failure();
-  }
-  if (static_cast<bool>(getQueryOffset()) != static_cast<bool>(getKeyOffset()))
-    return emitOpError("needs both offsets (query and key) or neither");
-  // Without offsets both sequences start at 0 and the diagonal is i = j; a
-  // tile (with offsets) may have any shape.
-  if (getCausal() && !getQueryOffset() && !dimsMatch(tq, tk))
-    return emitOpError() << "causal attention needs Tq = Tk, got " << tq
-                         << " and " << tk;
-  if (getLengths() &&
-      failed(expectShape(op, "lengths", getLengths(), {b}, "B")))
+  return verifyMasks(op, getCausal(), Value(), Value(), getLengths(), b, tq,
+                     tk);
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineAttentionBackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineAttentionBackwardOp::verify() {
+  Operation *op = getOperation();
+  SmallVector<Value> floats(getQueries());
+  llvm::append_range(floats, getKeys());
+  floats.append({getValue(), getDout(), getLse(), getDelta()});
+  llvm::append_range(floats, getDqueryInit());
+  llvm::append_range(floats, getDkeyInit());
+  floats.push_back(getDvalueInit());
+  if (failed(expectSameElementType(op, floats)) ||
+      failed(expectRank(op, "dout", getDout(), 3, "B x Tq x D")) ||
+      failed(expectRank(op, "lse", getLse(), 3, "B x H x Tq")))
     return failure();
-  return success();
+  int64_t tq = dimOf(getDout(), 1), h = dimOf(getLse(), 1);
+  if (failed(verifyLevels(op, getFactors(), getQueries(), getKeys(),
+                          getValue(), tq)))
+    return failure();
+  int64_t b = dimOf(getValue(), 0), tk = dimOf(getValue(), 1),
+          d = dimOf(getValue(), 2);
+  if (failed(expectShape(op, "dout", getDout(), {b, tq, d}, "B x Tq x D")) ||
+      failed(expectShape(op, "lse", getLse(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectShape(op, "delta", getDelta(), {b, h, tq}, "B x H x Tq")) ||
+      failed(expectHeadsDivide(op, d, h)))
+    return failure();
+  size_t levels = getFactors().size();
+  if (getDqueryInit().size() != levels || getDkeyInit().size() != levels)
+    return emitOpError() << "needs one query and one key gradient per level, "
+                            "got "
+                         << getDqueryInit().size() << " and "
+                         << getDkeyInit().size() << " for " << levels
+                         << " levels";
+  for (size_t l = 0; l < levels; ++l) {
+    if (getDqueryInit()[l].getType() != getQueries()[l].getType())
+      return emitOpError() << "query gradient #" << l << " must have the type "
+                           << getQueries()[l].getType() << " of its query, got "
+                           << getDqueryInit()[l].getType();
+    if (getDkeyInit()[l].getType() != getKeys()[l].getType())
+      return emitOpError() << "key gradient #" << l << " must have the type "
+                           << getKeys()[l].getType() << " of its key, got "
+                           << getDkeyInit()[l].getType();
+  }
+  if (getDvalueInit().getType() != getValue().getType())
+    return emitOpError() << "value gradient must have the type "
+                         << getValue().getType() << " of the value, got "
+                         << getDvalueInit().getType();
+  return verifyMasks(op, getCausal(), getQueryOffset(), getKeyOffset(),
+                     getLengths(), b, tq, tk);
 }
 
 //===----------------------------------------------------------------------===//

@@ -360,6 +360,161 @@ def HKT_OnlineAttentionOp : HKT_Op<"online_attention",
   }];
 }
 
+def HKT_FusedAttentionOp : HKT_Op<"fused_attention",
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<HKT_AdjointOpInterface>,
+     DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
+  let summary = "multi-level attention and its row log-sum-exp (SPEC 3-6)";
+  let description = [{
+    SPEC 3-6 as one op: what `hkt-fuse` makes of the step-op chain, the
+    form that is both lowered (to `hkt.online_attention`) and differentiated
+    (to `hkt.online_attention_backward`). With `f_l = factors[l]` and
+    `d = D / H`:
+
+    ```
+    S[b, h, i, j] = sum_l weights[h, l] / sqrt(d)
+                    * query_l[b, floor(i / f_l), h] . key_l[b, floor(j / f_l), h]
+    S[b, h, i, j] = -inf       if causal and j > i, or j >= lengths[b]
+    result[b, i, h] = sum_j softmax_j(S[b, h, i, :]) value[b, j, h]
+    lse[b, h, i]    = log sum_j exp(S[b, h, i, j])
+    ```
+
+    `weights` are the convex weights `lambda = softmax(theta)` (H x L). A
+    row whose keys are all masked gets a zero result and `lse = -inf`.
+    `lse` is what the backward needs to recompute the probabilities tile by
+    tile (FlashAttention); the decomposition computes it only when it is
+    used.
+
+    Example:
+
+    ```mlir
+    %y, %lse = hkt.fused_attention
+        ins(%q0, %q1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        keys(%k0, %k1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        values(%v : tensor<1x64x32xf32>) weights(%lambda : tensor<4x2xf32>)
+        outs(%init, %lse_init : tensor<1x64x32xf32>, tensor<1x4x64xf32>)
+        {causal = true, factors = array<i64: 1, 2>}
+        -> tensor<1x64x32xf32>, tensor<1x4x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<HKT_FloatTensor>:$queries,
+                       Variadic<HKT_FloatTensor>:$keys,
+                       HKT_FloatTensor:$value, HKT_FloatTensor:$weights,
+                       Optional<HKT_IntTensor>:$lengths,
+                       HKT_FloatTensor:$init, HKT_FloatTensor:$lse_init,
+                       DenseI64ArrayAttr:$factors,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs HKT_FloatTensor:$result, HKT_FloatTensor:$lse);
+  let assemblyFormat = [{
+    `ins` `(` $queries `:` type($queries) `)`
+    `keys` `(` $keys `:` type($keys) `)`
+    `values` `(` $value `:` type($value) `)`
+    `weights` `(` $weights `:` type($weights) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    `outs` `(` $init `,` $lse_init `:` type($init) `,` type($lse_init) `)`
+    attr-dict `->` type($result) `,` type($lse)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(),
+          getNumOperands() - 2, 2);
+    }
+  }];
+}
+
+def HKT_OnlineAttentionBackwardOp : HKT_Op<"online_attention_backward",
+    [AttrSizedOperandSegments, AttrSizedResultSegments,
+     DeclareOpInterfaceMethods<TilingInterface,
+         ["getLoopIteratorTypes", "getIterationDomain",
+          "getTiledImplementation", "getResultTilePosition"]>,
+     DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
+  let summary = "gradients of hkt.online_attention, FlashAttention-2 style (SPEC Backward)";
+  let description = [{
+    The backward of the normalised online attention, recomputing the
+    probabilities from the saved row log-sum-exp instead of storing them.
+    With the scores `S` of `hkt.online_attention` (the queries carry the
+    convex weight and the scale), per head `h`:
+
+    ```
+    P[b, h, i, j]  = exp(S[b, h, i, j] - lse[b, h, i])   (0 where masked)
+    dP[b, h, i, j] = dout[b, i, h] . value[b, j, h]
+    dS[b, h, i, j] = P * (dP - delta[b, h, i])
+    dquery_l[b, I, h] += sum_{i : floor(i / f_l) = I} sum_j dS[b, h, i, j] key_l[b, floor(j / f_l), h]
+    dkey_l[b, J, h]   += sum_{j : floor(j / f_l) = J} sum_i dS[b, h, i, j] query_l[b, floor(i / f_l), h]
+    dvalue[b, j, h]   += sum_i P[b, h, i, j] dout[b, i, h]
+    ```
+
+    `delta[b, h, i] = dout[b, i, h] . out[b, i, h]` (minus the gradient of
+    the lse, when it has one) is precomputed by the caller. The gradients
+    are destinations and accumulate, so the key and the query dimensions
+    can both be split into tiles visited in turn.
+
+    Tiling (`TilingInterface`): the iteration domain is `(b, h, i, j)`,
+    parallel in `b` and `h`. `i` and `j` are reductions (`dkey` and
+    `dvalue` sum over `i`, `dquery` over `j`), so tiles along them are
+    visited by sequential loops; tiles hold whole coarse rows, as for the
+    forward. `offsets(%i0, %j0)` place a tile in the sequence, as for
+    `hkt.online_attention`. Decomposition (`AggregatedOpInterface`): a tile
+    of one batch row and one head, static, sequence sizes multiples of
+    every factor.
+
+    Example (two levels):
+
+    ```mlir
+    %dq0, %dq1, %dk0, %dk1, %dv = hkt.online_attention_backward
+        ins(%q0, %q1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        keys(%k0, %k1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        values(%v : tensor<1x64x32xf32>)
+        grads(%dout : tensor<1x64x32xf32>)
+        stats(%lse, %delta : tensor<1x4x64xf32>, tensor<1x4x64xf32>)
+        outs(%zq0, %zq1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        key_grads(%zk0, %zk1 : tensor<1x64x32xf32>, tensor<1x32x32xf32>)
+        value_grad(%zv : tensor<1x64x32xf32>)
+        {causal = true, factors = array<i64: 1, 2>}
+        -> (tensor<1x64x32xf32>, tensor<1x32x32xf32>),
+           (tensor<1x64x32xf32>, tensor<1x32x32xf32>), tensor<1x64x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<HKT_FloatTensor>:$queries,
+                       Variadic<HKT_FloatTensor>:$keys,
+                       HKT_FloatTensor:$value, HKT_FloatTensor:$dout,
+                       HKT_FloatTensor:$lse, HKT_FloatTensor:$delta,
+                       Optional<HKT_IntTensor>:$lengths,
+                       Optional<Index>:$query_offset,
+                       Optional<Index>:$key_offset,
+                       Variadic<HKT_FloatTensor>:$dquery_init,
+                       Variadic<HKT_FloatTensor>:$dkey_init,
+                       HKT_FloatTensor:$dvalue_init,
+                       DenseI64ArrayAttr:$factors,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Variadic<HKT_FloatTensor>:$dqueries,
+                      Variadic<HKT_FloatTensor>:$dkeys,
+                      HKT_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    `ins` `(` $queries `:` type($queries) `)`
+    `keys` `(` $keys `:` type($keys) `)`
+    `values` `(` $value `:` type($value) `)`
+    `grads` `(` $dout `:` type($dout) `)`
+    `stats` `(` $lse `,` $delta `:` type($lse) `,` type($delta) `)`
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    (`offsets` `(` $query_offset^ `,` $key_offset `)`)?
+    `outs` `(` $dquery_init `:` type($dquery_init) `)`
+    `key_grads` `(` $dkey_init `:` type($dkey_init) `)`
+    `value_grad` `(` $dvalue_init `:` type($dvalue_init) `)`
+    attr-dict `->` `(` type($dqueries) `)` `,` `(` type($dkeys) `)` `,` type($dvalue)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      unsigned n = getDqueryInit().size() + getDkeyInit().size() + 1;
+      return ::mlir::MutableOperandRange(getOperation(),
+          getNumOperands() - n, n);
+    }
+    /// Whether `decomposeOperation` applies: one batch row and one head,
+    /// static shapes, sequence sizes multiples of every factor.
+    bool isDecomposableTile();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Model ops (SPEC "The classifier model")
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -68,15 +69,20 @@ class TileBuilder {
 public:
   TileBuilder(OpBuilder &b, Location loc, const OnlineAttentionTileOperands &t,
               ArrayRef<int64_t> factors, const KeyTileOrder &order)
+      : TileBuilder(b, loc, t, factors, order,
+                    cast<RankedTensorType>(t.acc.getType()).getDimSize(0),
+                    cast<RankedTensorType>(t.value.getType()).getDimSize(0)) {}
+  /// Scores only: `t` needs its queries and keysT.
+  TileBuilder(OpBuilder &b, Location loc, const OnlineAttentionTileOperands &t,
+              ArrayRef<int64_t> factors, const KeyTileOrder &order,
+              int64_t tileQ, int64_t tileK)
       : b(b), loc(loc), ctx(b.getContext()), t(t), factors(factors),
-        order(order) {
-    auto accType = cast<RankedTensorType>(t.acc.getType());
-    elt = accType.getElementType();
-    tileQ = accType.getDimSize(0);
-    tileK = cast<RankedTensorType>(t.value.getType()).getDimSize(0);
+        order(order), tileQ(tileQ), tileK(tileK) {
+    elt = cast<RankedTensorType>(t.queries.front().getType()).getElementType();
   }
 
   SmallVector<Value> build(TileMask mask);
+  Value scores();
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -100,7 +106,6 @@ private:
   }
 
   Value levelBlock(unsigned l, Value target);
-  Value scores();
   Value scoresInOrder();
   Value broadcastBlock(Value coarse, int64_t ratio);
   Value applyMask(Value scores);
@@ -362,6 +367,14 @@ SmallVector<Value> mlir::hkt::buildOnlineAttentionTile(
   return TileBuilder(b, loc, tile, factors, order).build(mask);
 }
 
+Value mlir::hkt::buildTileScores(OpBuilder &b, Location loc,
+                                 const OnlineAttentionTileOperands &tile,
+                                 ArrayRef<int64_t> factors,
+                                 const KeyTileOrder &order, int64_t tileQ,
+                                 int64_t tileK) {
+  return TileBuilder(b, loc, tile, factors, order, tileQ, tileK).scores();
+}
+
 //===----------------------------------------------------------------------===//
 // TilingInterface
 //===----------------------------------------------------------------------===//
@@ -575,4 +588,519 @@ OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
       tensor::ExpandShapeOp::create(
           b, loc, maxType, results[2],
           SmallVector<ReassociationIndices>{{0, 1, 2}})};
+}
+
+//===----------------------------------------------------------------------===//
+// The backward: one tile
+//===----------------------------------------------------------------------===//
+
+namespace {
+class BackwardTileBuilder {
+public:
+  BackwardTileBuilder(OpBuilder &b, Location loc,
+                      const OnlineAttentionBackwardTileOperands &t,
+                      ArrayRef<int64_t> factors, const KeyTileOrder &order)
+      : b(b), loc(loc), ctx(b.getContext()), t(t), factors(factors),
+        order(order) {
+    auto doutType = cast<RankedTensorType>(t.dout.getType());
+    elt = doutType.getElementType();
+    tileQ = doutType.getDimSize(0);
+    tileK = cast<RankedTensorType>(t.valueT.getType()).getDimSize(1);
+  }
+
+  SmallVector<Value> build(TileMask mask);
+
+private:
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
+    return indexingMap(dims, results, ctx);
+  }
+  Value matmul(Value a, Value bm, Value acc) {
+    return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{acc})
+        .getResult(0);
+  }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return filledTensor(b, loc, shape, elt, floatConstant(b, loc, elt, 0.0));
+  }
+  Value probabilities(Value scores, bool masked);
+  Value blockSums(Value fine, int64_t ratio);
+  Value stridedSlice(Value src, ArrayRef<OpFoldResult> offsets,
+                     ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides);
+  Value sumOf(ArrayRef<Value> parts);
+
+  OpBuilder &b;
+  Location loc;
+  MLIRContext *ctx;
+  const OnlineAttentionBackwardTileOperands &t;
+  ArrayRef<int64_t> factors;
+  const KeyTileOrder &order;
+  Type elt;
+  int64_t tileQ, tileK;
+};
+
+/// P = exp(S - lse), 0 where SPEC 5 masks the key (after the exp: a row
+/// whose keys are all masked has lse = -inf).
+Value BackwardTileBuilder::probabilities(Value scores, bool masked) {
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  SmallVector<Value> ins = {t.lse};
+  SmallVector<AffineMap> maps = {map(2, {i})};
+  bool reordered = masked && order.reordered();
+  if (reordered) {
+    // Position j holds the key at keyOffset + table[j].
+    auto tableType = RankedTensorType::get({tileK}, b.getIndexType());
+    ins.push_back(arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            tableType, llvm::map_to_vector(order.originalOffset, [&](int64_t v) {
+              return Attribute(b.getIndexAttr(v));
+            }))));
+    maps.push_back(map(2, {j}));
+  }
+  maps.push_back(map(2, {i, j}));
+  Value zero = floatConstant(b, loc, elt, 0.0);
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ins, ValueRange{scores}, maps,
+             {kPar, kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value p = math::ExpOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, args.back(), args[0]));
+               if (masked) {
+                 Value row = arith::AddIOp::create(
+                     nb, nl, t.queryOffset, linalg::IndexOp::create(nb, nl, 0));
+                 Value col = arith::AddIOp::create(
+                     nb, nl, t.keyOffset,
+                     reordered ? args[1]
+                               : Value(linalg::IndexOp::create(nb, nl, 1)));
+                 Value drop = buildKeyMaskPredicate(nb, nl, row, col,
+                                                    t.keyLength, t.causal);
+                 p = arith::SelectOp::create(nb, nl, drop, zero, p);
+               }
+               linalg::YieldOp::create(nb, nl, p);
+             })
+      .getResult(0);
+}
+
+Value BackwardTileBuilder::stridedSlice(Value src,
+                                        ArrayRef<OpFoldResult> offsets,
+                                        ArrayRef<int64_t> sizes,
+                                        ArrayRef<int64_t> strides) {
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(sizes, elt), src, offsets,
+      getAsIndexOpFoldResult(ctx, sizes), getAsIndexOpFoldResult(ctx, strides));
+}
+
+/// The elementwise sum of equally shaped matrices (one 2-D generic).
+Value BackwardTileBuilder::sumOf(ArrayRef<Value> parts) {
+  if (parts.size() == 1)
+    return parts.front();
+  auto type = cast<RankedTensorType>(parts.front().getType());
+  SmallVector<AffineMap> maps(parts.size() + 1,
+                              b.getMultiDimIdentityMap(2));
+  return linalg::GenericOp::create(
+             b, loc, type, parts, ValueRange{emptyOf(b, loc, type)}, maps,
+             {kPar, kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value s = args[0];
+               for (Value a : args.drop_front().drop_back())
+                 s = arith::AddFOp::create(nb, nl, s, a);
+               linalg::YieldOp::create(nb, nl, s);
+             })
+      .getResult(0);
+}
+
+/// The block sums of `fine` over ratio x ratio blocks: what the forward's
+/// broadcast of a coarse block spread over the fine one, summed back. Keys
+/// reordered (KeyTileOrder): the `ratio` copies of a coarse column are the
+/// contiguous column blocks, so both sums read whole rows (vectorisable).
+/// Keys in order: one reduction over the 4-D view.
+Value BackwardTileBuilder::blockSums(Value fine, int64_t ratio) {
+  auto type = cast<RankedTensorType>(fine.getType());
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t coarseRows = rows / ratio, coarseCols = cols / ratio;
+  if (order.reordered()) {
+    SmallVector<Value> colParts;
+    for (int64_t y = 0; y < ratio; ++y)
+      colParts.push_back(stridedSlice(
+          fine, {b.getIndexAttr(0), b.getIndexAttr(y * coarseCols)},
+          {rows, coarseCols}, {1, 1}));
+    Value colSums = sumOf(colParts);
+    SmallVector<Value> rowParts;
+    for (int64_t x = 0; x < ratio; ++x)
+      rowParts.push_back(stridedSlice(colSums,
+                                      {b.getIndexAttr(x), b.getIndexAttr(0)},
+                                      {coarseRows, coarseCols}, {ratio, 1}));
+    return sumOf(rowParts);
+  }
+  Value blocks = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({coarseRows, ratio, coarseCols, ratio}, elt),
+      fine, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+  AffineExpr a, x, c, y;
+  bindDims(ctx, a, x, c, y);
+  return linalg::GenericOp::create(
+             b, loc, RankedTensorType::get({coarseRows, coarseCols}, elt),
+             ValueRange{blocks}, ValueRange{zeros({coarseRows, coarseCols})},
+             {map(4, {a, x, c, y}), map(4, {a, c})},
+             {kPar, kRed, kPar, kRed},
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddFOp::create(nb, nl, args[1], args[0]).getResult());
+             })
+      .getResult(0);
+}
+
+SmallVector<Value> BackwardTileBuilder::build(TileMask mask) {
+  if (mask == TileMask::IfNeeded && !t.causal && !t.keyLength)
+    mask = TileMask::None;
+  OnlineAttentionTileOperands forward;
+  forward.queries = t.queries;
+  forward.keysT = t.keysT;
+  Value scores = buildTileScores(b, loc, forward, factors, order, tileQ, tileK);
+  Value probs;
+  if (mask != TileMask::IfNeeded) {
+    probs = probabilities(scores, mask == TileMask::Always);
+  } else {
+    // Masked: some key of the tile is hidden from some row.
+    Value index = arith::ConstantIndexOp::create(b, loc, tileK);
+    Value keyEnd = arith::AddIOp::create(b, loc, t.keyOffset, index);
+    Value masked;
+    auto slt = [&](Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+    };
+    if (t.keyLength)
+      masked = slt(t.keyLength, keyEnd);
+    if (t.causal) {
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value crosses =
+          slt(arith::AddIOp::create(b, loc, t.queryOffset, one), keyEnd);
+      masked = masked ? arith::OrIOp::create(b, loc, masked, crosses).getResult()
+                      : crosses;
+    }
+    auto ifMasked = scf::IfOp::create(
+        b, loc, masked,
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, probabilities(scores, true));
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, probabilities(scores, false));
+        });
+    probs = ifMasked.getResult(0);
+  }
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  // dV^T += dout^T P; dP = dout V^T; dS = P (dP - delta).
+  Value dvalueT = matmul(t.doutT, probs, t.dvalueT);
+  Value dprobs = matmul(t.dout, t.valueT, zeros({tileQ, tileK}));
+  Value dscores =
+      linalg::GenericOp::create(
+          b, loc, dprobs.getType(), ValueRange{probs, t.delta},
+          ValueRange{dprobs}, {map(2, {i, j}), map(2, {i}), map(2, {i, j})},
+          {kPar, kPar},
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            Value diff = arith::SubFOp::create(nb, nl, a[2], a[1]);
+            linalg::YieldOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, a[0], diff).getResult());
+          })
+          .getResult(0);
+
+  // Block sums per distinct factor: from the next finer one along the
+  // chain (keys reordered), else from dS itself.
+  DenseMap<int64_t, Value> sums;
+  sums[1] = dscores;
+  SmallVector<int64_t> distinct(factors);
+  llvm::sort(distinct);
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  for (int64_t f : distinct) {
+    if (sums.count(f))
+      continue;
+    if (order.reordered()) {
+      ArrayRef<int64_t> chain = order.chainFactors;
+      auto it = llvm::find(chain, f);
+      int64_t finer = *std::prev(it);
+      sums[f] = blockSums(sums.lookup(finer), f / finer);
+    } else {
+      sums[f] = blockSums(dscores, f);
+    }
+  }
+  SmallVector<Value> results;
+  for (auto [l, f] : llvm::enumerate(factors))
+    results.push_back(matmul(sums.lookup(f), t.keys[l], t.dqueries[l]));
+  for (auto [l, f] : llvm::enumerate(factors))
+    results.push_back(matmul(t.queriesT[l], sums.lookup(f), t.dkeysT[l]));
+  results.push_back(dvalueT);
+  return results;
+}
+} // namespace
+
+SmallVector<Value> mlir::hkt::buildOnlineAttentionBackwardTile(
+    OpBuilder &b, Location loc, const OnlineAttentionBackwardTileOperands &tile,
+    ArrayRef<int64_t> factors, const KeyTileOrder &order, TileMask mask) {
+  return BackwardTileBuilder(b, loc, tile, factors, order).build(mask);
+}
+
+//===----------------------------------------------------------------------===//
+// The backward: TilingInterface
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType>
+OnlineAttentionBackwardOp::getLoopIteratorTypes() {
+  // dkey and dvalue sum over i, dquery over j.
+  return {kPar, kPar, kRed, kRed};
+}
+
+SmallVector<Range> OnlineAttentionBackwardOp::getIterationDomain(OpBuilder &b) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  auto extent = [&](Value v, int64_t dim) {
+    return Range{zero, tensor::getMixedSize(b, loc, v, dim), one};
+  };
+  return {extent(getValue(), 0), extent(getLse(), 1), extent(getDout(), 1),
+          extent(getValue(), 1)};
+}
+
+FailureOr<TilingResult> OnlineAttentionBackwardOp::getTiledImplementation(
+    OpBuilder &b, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  int64_t dim = getDout().getType().getDimSize(2),
+          heads = getLse().getType().getDimSize(1);
+  if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads))
+    return emitOpError("tiling needs a static model width and head count");
+  int64_t align = alignmentOf(getFactors());
+  SmallVector<Range> domain = getIterationDomain(b);
+  for (unsigned d : {2u, 3u}) {
+    std::optional<int64_t> offset = getConstantIntValue(offsets[d]),
+                           size = getConstantIntValue(sizes[d]),
+                           extent = getConstantIntValue(domain[d].size);
+    bool tail = offset && size && extent && *offset + *size == *extent;
+    if ((offset && *offset % align) || (size && *size % align && !tail))
+      return emitOpError() << "tiles along the query and key dimensions must "
+                              "be multiples of every level factor ("
+                           << align << ")";
+  }
+
+  TileGeometry g(b, loc, dim / heads, offsets, sizes);
+  SmallVector<Operation *> slices;
+  auto seqSlice = [&](Value src, unsigned d, int64_t f) {
+    auto [o, s] = g.sequenceTile(d, f);
+    return sliceOf(b, loc, src, o, s, slices);
+  };
+  SmallVector<Value> queries, keys, dqueries, dkeys;
+  for (auto [l, f] : llvm::enumerate(getFactors())) {
+    queries.push_back(seqSlice(getQueries()[l], 2, f));
+    keys.push_back(seqSlice(getKeys()[l], 3, f));
+    dqueries.push_back(seqSlice(getDqueryInit()[l], 2, f));
+    dkeys.push_back(seqSlice(getDkeyInit()[l], 3, f));
+  }
+  Value value = seqSlice(getValue(), 3, 1);
+  Value dout = seqSlice(getDout(), 2, 1);
+  Value dvalue = seqSlice(getDvalueInit(), 3, 1);
+  auto [rowOffsets, rowSizes] = g.rowTile();
+  Value lse = sliceOf(b, loc, getLse(), rowOffsets, rowSizes, slices);
+  Value delta = sliceOf(b, loc, getDelta(), rowOffsets, rowSizes, slices);
+  Value lengths;
+  if (getLengths())
+    lengths = sliceOf(b, loc, getLengths(), {offsets[0]}, {sizes[0]}, slices);
+  auto position = [&](Value base, OpFoldResult offset) -> Value {
+    OpFoldResult p = base ? g.apply(g.s0 + g.s1, {base, offset}) : offset;
+    return getValueOrCreateConstantIndexOp(b, loc, p);
+  };
+  Value queryOffset = position(getQueryOffset(), offsets[2]);
+  Value keyOffset = position(getKeyOffset(), offsets[3]);
+
+  auto tiled = OnlineAttentionBackwardOp::create(
+      b, loc, ValueRange(dqueries).getTypes(), ValueRange(dkeys).getTypes(),
+      dvalue.getType(), queries, keys, value, dout, lse, delta, lengths,
+      queryOffset, keyOffset, dqueries, dkeys, dvalue, getFactorsAttr(),
+      getCausalAttr());
+  return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
+}
+
+LogicalResult OnlineAttentionBackwardOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  int64_t dim = getDout().getType().getDimSize(2),
+          heads = getLse().getType().getDimSize(1);
+  if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads))
+    return failure();
+  TileGeometry g(b, getLoc(), dim / heads, offsets, sizes);
+  unsigned levels = getFactors().size();
+  auto [o, s] = resultNumber < levels
+                    ? g.sequenceTile(2, getFactors()[resultNumber])
+                : resultNumber < 2 * levels
+                    ? g.sequenceTile(3, getFactors()[resultNumber - levels])
+                    : g.sequenceTile(3, 1);
+  resultOffsets.assign(o.begin(), o.end());
+  resultSizes.assign(s.begin(), s.end());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The backward: decomposition
+//===----------------------------------------------------------------------===//
+
+bool OnlineAttentionBackwardOp::isDecomposableTile() {
+  for (Value v : getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return false;
+  int64_t align = alignmentOf(getFactors());
+  return getDout().getType().getDimSize(0) == 1 &&
+         getLse().getType().getDimSize(1) == 1 &&
+         getDout().getType().getDimSize(1) % align == 0 &&
+         getValue().getType().getDimSize(1) % align == 0;
+}
+
+FailureOr<SmallVector<Value>>
+OnlineAttentionBackwardOp::decomposeOperation(OpBuilder &b) {
+  if (!isDecomposableTile())
+    return failure();
+  Location loc = getLoc();
+  SmallVector<ReassociationIndices> toMatrix = {{0, 1}, {2}},
+                                    toRow = {{0, 1, 2}};
+  auto matrix = [&](Value v) -> Value {
+    return tensor::CollapseShapeOp::create(b, loc, v, toMatrix);
+  };
+  auto transposed = [&](Value m) -> Value {
+    auto type = cast<RankedTensorType>(m.getType());
+    Value init = tensor::EmptyOp::create(
+        b, loc, {type.getDimSize(1), type.getDimSize(0)},
+        type.getElementType());
+    return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
+        .getResult()[0];
+  };
+  OnlineAttentionBackwardTileOperands tile;
+  for (auto [q, k, dq, dk] : llvm::zip(getQueries(), getKeys(),
+                                       getDqueryInit(), getDkeyInit())) {
+    tile.queries.push_back(matrix(q));
+    tile.queriesT.push_back(transposed(tile.queries.back()));
+    tile.keys.push_back(matrix(k));
+    tile.keysT.push_back(transposed(tile.keys.back()));
+    tile.dqueries.push_back(matrix(dq));
+    tile.dkeysT.push_back(transposed(matrix(dk)));
+  }
+  tile.valueT = transposed(matrix(getValue()));
+  tile.dout = matrix(getDout());
+  tile.doutT = transposed(tile.dout);
+  tile.lse = tensor::CollapseShapeOp::create(b, loc, getLse(), toRow);
+  tile.delta = tensor::CollapseShapeOp::create(b, loc, getDelta(), toRow);
+  tile.dvalueT = transposed(matrix(getDvalueInit()));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  tile.queryOffset = getQueryOffset() ? getQueryOffset() : zero;
+  tile.keyOffset = getKeyOffset() ? getKeyOffset() : zero;
+  if (Value lengths = getLengths()) {
+    Value len = tensor::ExtractOp::create(b, loc, lengths, ValueRange{zero});
+    tile.keyLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  }
+  tile.causal = getCausal();
+  SmallVector<Value> r = buildOnlineAttentionBackwardTile(
+      b, loc, tile, getFactors(), KeyTileOrder(), TileMask::IfNeeded);
+  unsigned levels = getFactors().size();
+  SmallVector<Value> results;
+  for (unsigned k = 0; k < r.size(); ++k) {
+    // dK^T and dV^T back to the keys' layout.
+    Value m = k < levels ? r[k] : transposed(r[k]);
+    results.push_back(tensor::ExpandShapeOp::create(
+        b, loc, getResult(k).getType(), m, toMatrix));
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// hkt.fused_attention: decomposition into hkt.online_attention
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> mlir::hkt::buildScaledQueries(OpBuilder &b, Location loc,
+                                                 ValueRange queries,
+                                                 Value weights,
+                                                 int64_t headDim) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bb, t, c;
+  bindDims(ctx, bb, t, c);
+  Type elt = cast<RankedTensorType>(weights.getType()).getElementType();
+  Value scale = floatConstant(b, loc, elt, 1.0 / std::sqrt(double(headDim)));
+  SmallVector<Value> scaled;
+  for (auto [l, q] : llvm::enumerate(queries)) {
+    auto qType = cast<RankedTensorType>(q.getType());
+    scaled.push_back(tensorGeneric(
+        b, loc, qType, ValueRange{q, weights},
+        {indexingMap(3, {bb, t, c}, ctx),
+         indexingMap(3, {c.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
+                     ctx),
+         indexingMap(3, {bb, t, c}, ctx)},
+        {kPar, kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value w = arith::MulFOp::create(nb, nl, args[1], scale);
+          return arith::MulFOp::create(nb, nl, args[0], w).getResult();
+        }));
+  }
+  return scaled;
+}
+
+FailureOr<SmallVector<Value>>
+FusedAttentionOp::decomposeOperation(OpBuilder &b) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType outType = getInit().getType(),
+                   lseType = getLseInit().getType();
+  if (!outType.hasStaticShape() || !lseType.hasStaticShape())
+    return failure();
+  Type elt = outType.getElementType();
+  int64_t batch = outType.getDimSize(0), tq = outType.getDimSize(1),
+          dim = outType.getDimSize(2), heads = lseType.getDimSize(1);
+  int64_t headDim = dim / heads;
+  SmallVector<Value> queries =
+      buildScaledQueries(b, loc, getQueries(), getWeights(), headDim);
+
+  // Destinations: acc = 0, max = lowest finite value, sum = 0.
+  Value zero = floatConstant(b, loc, elt, 0.0);
+  Value acc = filledTensor(b, loc, {batch, tq, dim}, elt, zero);
+  Value max = filledTensor(b, loc, {batch, heads, tq}, elt,
+                           lowestFinite(b, loc, cast<FloatType>(elt)));
+  Value sum = filledTensor(b, loc, {batch, heads, tq}, elt, zero);
+  auto online = OnlineAttentionOp::create(
+      b, loc, TypeRange{acc.getType(), max.getType(), sum.getType()}, queries,
+      getKeys(), getValue(), getLengths(), /*query_offset=*/Value(),
+      /*key_offset=*/Value(), acc, max, sum, getFactorsAttr(), getCausalAttr());
+
+  // result = acc / sum; a row with every key masked has sum 0 and gives 0.
+  AffineExpr bb, t, c;
+  bindDims(ctx, bb, t, c);
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, outType,
+          ValueRange{online.getResultAcc(), online.getResultSum()},
+          ValueRange{getInit()},
+          {indexingMap(3, {bb, t, c}, ctx),
+           indexingMap(3, {bb, c.floorDiv(headDim), t}, ctx),
+           indexingMap(3, {bb, t, c}, ctx)},
+          {kPar, kPar, kPar},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value zeroV = floatConstant(nb, nl, elt, 0.0);
+            Value empty = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OLE, args[1], zeroV);
+            Value div = arith::DivFOp::create(nb, nl, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::SelectOp::create(nb, nl, empty, zeroV, div).getResult());
+          })
+          .getResult(0);
+  // lse = max + log(sum) (-inf for a row with every key masked), only when
+  // something reads it (the backward).
+  Value lse = getLseInit();
+  if (!getLse().use_empty()) {
+    AffineMap id = b.getMultiDimIdentityMap(3);
+    lse = linalg::GenericOp::create(
+              b, loc, lseType,
+              ValueRange{online.getResultMax(), online.getResultSum()},
+              ValueRange{getLseInit()}, {id, id, id}, {kPar, kPar, kPar},
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value log = math::LogOp::create(nb, nl, args[1]);
+                linalg::YieldOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(nb, nl, args[0], log).getResult());
+              })
+              .getResult(0);
+  }
+  return SmallVector<Value>{result, lse};
 }

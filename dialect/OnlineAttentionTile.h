@@ -78,6 +78,50 @@ SmallVector<Value> buildOnlineAttentionTile(
     OpBuilder &b, Location loc, const OnlineAttentionTileOperands &tile,
     ArrayRef<int64_t> factors, const KeyTileOrder &order, TileMask mask);
 
+/// The scores S of one tile (tileQ x tileK, keys in `order`) from
+/// `tile.queries` and `tile.keysT`: each level's block computed once at its
+/// coarse resolution (the forward's algorithm; the backward recomputes it).
+Value buildTileScores(OpBuilder &b, Location loc,
+                      const OnlineAttentionTileOperands &tile,
+                      ArrayRef<int64_t> factors, const KeyTileOrder &order,
+                      int64_t tileQ, int64_t tileK);
+
+/// The operands of one tile of hkt.online_attention_backward (one batch row,
+/// one head, tileQ queries x tileK keys), each a matrix in the layout its
+/// matmul reads, so that no tile is transposed inside the loops.
+struct OnlineAttentionBackwardTileOperands {
+  SmallVector<Value> queries;  ///< per level: (tileQ / f_l) x d
+  SmallVector<Value> queriesT; ///< per level: d x (tileQ / f_l)
+  SmallVector<Value> keys;     ///< per level: (tileK / f_l) x d, in `order`
+  SmallVector<Value> keysT;    ///< per level: d x (tileK / f_l), in `order`
+  Value valueT;                ///< d x tileK, columns in `order`
+  Value dout, doutT;           ///< tileQ x d, d x tileQ
+  Value lse, delta;            ///< tileQ each
+  /// Accumulated: dQ per level (tileQ / f_l) x d, dK^T per level
+  /// d x (tileK / f_l) in `order`, dV^T d x tileK in `order`.
+  SmallVector<Value> dqueries, dkeysT;
+  Value dvalueT;
+  Value queryOffset, keyOffset; ///< index: sequence positions of row/key 0
+  Value keyLength;              ///< index, or null
+  bool causal = false;
+};
+
+/// One tile of the backward: P from the saved lse, dP = dout V^T,
+/// dS = P (dP - delta), dV^T += dout^T P, and per level the block sums G of
+/// dS (each level's block once, at its resolution): dK^T += Q^T G,
+/// dQ += G K. Returns dqueries..., dkeysT..., dvalueT. `mask` as for the
+/// forward; a tile with no visible key is left to the caller's loop bounds
+/// (IfNeeded masks when the tile crosses the diagonal or the key length).
+SmallVector<Value> buildOnlineAttentionBackwardTile(
+    OpBuilder &b, Location loc, const OnlineAttentionBackwardTileOperands &tile,
+    ArrayRef<int64_t> factors, const KeyTileOrder &order, TileMask mask);
+
+/// query_l * weights[h, l] / sqrt(headDim) for each level's B x T_l x D
+/// query (head h = column / headDim): what hkt.online_attention takes.
+SmallVector<Value> buildScaledQueries(OpBuilder &b, Location loc,
+                                      ValueRange queries, Value weights,
+                                      int64_t headDim);
+
 } // namespace mlir::hkt
 
 #endif // HKT_DIALECT_ONLINEATTENTIONTILE_H

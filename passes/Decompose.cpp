@@ -46,7 +46,9 @@ struct HktDecomposePass
     if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
           if (auto tile = dyn_cast<OnlineAttentionOp>(op))
             return tile.isDecomposableTile();
-          return isa<AttentionOp>(op);
+          if (auto tile = dyn_cast<OnlineAttentionBackwardOp>(op))
+            return tile.isDecomposableTile();
+          return isa<AttentionOp, FusedAttentionOp>(op);
         })))
       signalPassFailure();
   }

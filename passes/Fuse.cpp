@@ -82,13 +82,11 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
     if (failed(chain))
       return rw.notifyMatchFailure(attend, "not the SPEC 3-6 chain");
     Location loc = attend.getLoc();
-    MLIRContext *ctx = rw.getContext();
     auto probsType = cast<RankedTensorType>(attend.getProbs().getType());
     auto outType = attend.getType();
     Type elt = outType.getElementType();
     int64_t batch = probsType.getDimSize(0), heads = probsType.getDimSize(1),
             tq = probsType.getDimSize(2);
-    int64_t dim = outType.getDimSize(2), headDim = dim / heads;
     // The online form and its lowering are static today (dynamic sequence
     // lengths are a later addition); such chains stay on the reference path.
     if (!probsType.hasStaticShape() || !outType.hasStaticShape() ||
@@ -102,67 +100,13 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
             rw, loc, thetaType, chain->theta,
             tensor::EmptyOp::create(rw, loc, thetaType.getShape(), elt), 1)
             .getResult()[0];
-
-    // query_l * lambda[h, l] / sqrt(d), head h = column floordiv d.
-    AffineExpr b, t, c;
-    bindDims(ctx, b, t, c);
-    Value scale =
-        arith::ConstantOp::create(rw, loc, elt,
-                                  rw.getFloatAttr(elt, 1.0 / std::sqrt(double(headDim))));
-    SmallVector<Value> queries;
-    for (auto [l, q] : llvm::enumerate(chain->queries)) {
-      auto qType = cast<RankedTensorType>(q.getType());
-      Value init = tensor::EmptyOp::create(rw, loc, qType.getShape(), elt);
-      queries.push_back(
-          linalg::GenericOp::create(
-              rw, loc, qType, ValueRange{q, lambda}, ValueRange{init},
-              {indexingMap(3, {b, t, c}, ctx),
-               indexingMap(3, {c.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
-                   ctx),
-               indexingMap(3, {b, t, c}, ctx)},
-              {kPar, kPar, kPar},
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                Value w = arith::MulFOp::create(nb, nl, args[1], scale);
-                linalg::YieldOp::create(
-                    nb, nl,
-                    arith::MulFOp::create(nb, nl, args[0], w).getResult());
-              })
-              .getResult(0));
-    }
-
-    // Destinations: acc = 0, max = lowest finite value, sum = 0.
-    auto floatType = cast<FloatType>(elt);
-    Value zero = floatConstant(rw, loc, elt, 0.0);
-    Value acc = filledTensor(rw, loc, {batch, tq, dim}, elt, zero);
-    Value max = filledTensor(rw, loc, {batch, heads, tq}, elt,
-                             lowestFinite(rw, loc, floatType));
-    Value sum = filledTensor(rw, loc, {batch, heads, tq}, elt, zero);
-    auto online = OnlineAttentionOp::create(
-        rw, loc, TypeRange{acc.getType(), max.getType(), sum.getType()},
-        queries, chain->keys, attend.getValue(), chain->lengths,
-        /*query_offset=*/Value(), /*key_offset=*/Value(), acc, max, sum,
-        rw.getDenseI64ArrayAttr(chain->factors), chain->causal);
-
-    // attn = acc / sum; a row with every key masked has sum 0 and gives 0.
-    Value normalised =
-        linalg::GenericOp::create(
-            rw, loc, outType,
-            ValueRange{online.getResultAcc(), online.getResultSum()},
-            ValueRange{attend.getInit()},
-            {indexingMap(3, {b, t, c}, ctx), indexingMap(3, {b, c.floorDiv(headDim), t}, ctx),
-             indexingMap(3, {b, t, c}, ctx)},
-            {kPar, kPar, kPar},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value zeroV = floatConstant(nb, nl, elt, 0.0);
-              Value empty = arith::CmpFOp::create(
-                  nb, nl, arith::CmpFPredicate::OLE, args[1], zeroV);
-              Value div = arith::DivFOp::create(nb, nl, args[0], args[1]);
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::SelectOp::create(nb, nl, empty, zeroV, div)
-                      .getResult());
-            })
-            .getResult(0);
+    Value lseInit = tensor::EmptyOp::create(rw, loc, {batch, heads, tq}, elt);
+    auto fused = FusedAttentionOp::create(
+        rw, loc, TypeRange{outType, lseInit.getType()}, chain->queries,
+        chain->keys, attend.getValue(), lambda, chain->lengths,
+        attend.getInit(), lseInit, rw.getDenseI64ArrayAttr(chain->factors),
+        chain->causal);
+    Value normalised = fused.getResult();
     rw.replaceOp(attend, normalised);
     return success();
   }

@@ -39,79 +39,18 @@ namespace {
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/// Lowers one op; every shape is static. The loops come from upstream tiling
-/// (scf::tileUsingSCF through the op's TilingInterface); this adds what a
-/// CPU wants around them: whole tiles (padding), packed operands, a
-/// contiguous accumulator, and key loops that skip dead tiles and mask only
-/// where needed.
-class Lowering {
-public:
-  Lowering(OnlineAttentionOp op, RewriterBase &rw, int64_t tileQ, int64_t tileK)
-      : op(op), rw(rw), loc(op.getLoc()), requestedQ(tileQ),
-        requestedK(tileK) {}
-
-  LogicalResult run();
-
-private:
-  RankedTensorType type(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, elt);
-  }
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(rw, loc, v); }
-  /// Zero-pads dimension `dim` of `v` up to `size` (at the end).
-  Value padTo(Value v, unsigned dim, int64_t size, Value padValue) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (t.getDimSize(dim) == size)
-      return v;
-    SmallVector<int64_t> shape(t.getShape());
-    shape[dim] = size;
-    return tensor::createPadHighOp(
-        RankedTensorType::get(shape, t.getElementType()), v, padValue,
-        /*nofold=*/false, loc, rw);
-  }
-  /// A rank-reduced static slice of `src` (unit strides).
-  Value slice(Value src, ArrayRef<OpFoldResult> offsets,
-              ArrayRef<int64_t> sizes, ArrayRef<int64_t> resultShape) {
-    SmallVector<OpFoldResult> sz, st;
-    for (int64_t s : sizes) {
-      sz.push_back(rw.getIndexAttr(s));
-      st.push_back(rw.getIndexAttr(1));
-    }
-    return tensor::ExtractSliceOp::create(rw, loc, type(resultShape), src,
-                                          offsets, sz, st);
-  }
-
-  Value packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> radices,
-                  bool transposed);
-  OnlineAttentionOp padToWholeTiles();
-  void emitTile(OnlineAttentionOp tileOp, Value b, Value h, TileMask mask);
-  void splitKeyLoop(scf::ForOp keyLoop, Value b, Value h, Value i0);
-  /// Keys of batch row `b` at or past this index are masked: the row's key
-  /// length (clamped to the sequence), the sequence when it was padded, or
-  /// null when no key is ever masked for its length.
-  Value keyLength(Value b) {
-    if (op.getLengths()) {
-      Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
-      return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
-    }
-    return tkPad != tk ? index(tk) : Value();
-  }
-
-  OnlineAttentionOp op;
-  RewriterBase &rw;
-  Location loc;
-  int64_t requestedQ, requestedK;
-  Type elt;
-  int64_t batch = 0, tq = 0, tk = 0, heads = 0, headDim = 0;
-  int64_t tileQ = 0, tileK = 0, tqPad = 0, tkPad = 0;
-  SmallVector<int64_t> factors;
-  KeyTileOrder order;
-  /// Packed once, read tile by tile (packTiles): queries B x H x Tq_l x d,
-  /// keys B x H x tiles x d x (tile-k / f_l), values B x H x Tk x d.
-  SmallVector<Value> queries, keys;
-  Value value;
-  /// B x i32 key lengths of the padded op (padded keys included), or null.
-  Value keyLengths;
-};
+/// Zero-pads dimension `dim` of `v` up to `size` (at the end).
+Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
+              int64_t size, Value padValue) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getDimSize(dim) == size)
+    return v;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  return tensor::createPadHighOp(
+      RankedTensorType::get(shape, t.getElementType()), v, padValue,
+      /*nofold=*/false, loc, rw);
+}
 
 /// Packs a B x N x D operand for the tile loops: head-major, so that every
 /// tile the loops read is one contiguous block (strided tile rows 2-16 KiB
@@ -121,10 +60,15 @@ private:
 ///
 /// Result: B x H x tiles x d x tileLen (`transposed`, keys: each tile a
 /// d x tileLen matrix) or B x H x N x d (queries and values).
-Value Lowering::packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> rad,
-                          bool transposed) {
+Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
+                    int64_t tileLen, ArrayRef<int64_t> rad, bool transposed) {
   auto t = cast<RankedTensorType>(src.getType());
-  int64_t n = t.getDimSize(1);
+  Type elt = t.getElementType();
+  auto type = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elt);
+  };
+  int64_t batch = t.getDimSize(0), n = t.getDimSize(1),
+          headDim = t.getDimSize(2) / heads;
   int64_t period = 1;
   for (int64_t r : rad)
     period *= r;
@@ -166,6 +110,184 @@ Value Lowering::packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> rad,
   return tensor::CollapseShapeOp::create(rw, loc, type(outShape), moved, merge);
 }
 
+/// The key lengths of an op whose keys were padded from `tk` to `tkPad`:
+/// `lengths` clamped to `tk` (all `tk` without lengths), so that padded keys
+/// are masked; `lengths` itself when nothing was padded.
+Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
+                        int64_t batch, int64_t tk, int64_t tkPad) {
+  if (tkPad == tk)
+    return lengths;
+  auto lenType = lengths ? cast<RankedTensorType>(lengths.getType())
+                         : RankedTensorType::get({batch}, rw.getI32Type());
+  Value real = arith::ConstantOp::create(
+      rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
+  Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
+                                        lenType.getElementType());
+  if (!lengths)
+    return linalg::FillOp::create(rw, loc, real, empty).getResult(0);
+  AffineMap id = rw.getMultiDimIdentityMap(1);
+  return linalg::GenericOp::create(
+             rw, loc, lenType, lengths, empty, {id, id}, {kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::MinSIOp::create(nb, nl, args[0], real).getResult());
+             })
+      .getResult(0);
+}
+
+/// The tiles go back into the results as matrices and rows (rank-reduced
+/// 1 x n x d -> n x d, 1 x 1 x n -> n): MLIR 22's vector patterns loop
+/// forever on a rank-3 strided copy.
+void rankReduceParallelInserts(RewriterBase &rw, scf::ForallOp forall) {
+  scf::InParallelOp terminator = forall.getTerminator();
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPoint(terminator);
+  for (Operation &yielding : terminator.getYieldingOps()) {
+    auto insert = cast<tensor::ParallelInsertSliceOp>(&yielding);
+    auto sourceType = cast<RankedTensorType>(insert.getSource().getType());
+    SmallVector<ReassociationIndices> merge =
+        sourceType.getRank() == 3 && sourceType.getDimSize(0) == 1 &&
+                sourceType.getDimSize(1) == 1
+            ? SmallVector<ReassociationIndices>{{0, 1, 2}}
+            : SmallVector<ReassociationIndices>{{0, 1}, {2}};
+    Value reduced = tensor::CollapseShapeOp::create(rw, insert.getLoc(),
+                                                    insert.getSource(), merge);
+    rw.modifyOpInPlace(insert,
+                       [&] { insert.getSourceMutable().assign(reduced); });
+  }
+}
+
+/// The leading `want` part of a padded result.
+Value unpadTo(RewriterBase &rw, Location loc, Value padded,
+              RankedTensorType want) {
+  if (cast<RankedTensorType>(padded.getType()) == want)
+    return padded;
+  int64_t rank = want.getRank();
+  SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
+      strides(rank, rw.getIndexAttr(1));
+  for (int64_t s : want.getShape())
+    sizes.push_back(rw.getIndexAttr(s));
+  return tensor::ExtractSliceOp::create(rw, loc, want, padded, offsets, sizes,
+                                        strides);
+}
+
+/// What the tiled ops left behind inside `forall` and nobody reads.
+void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall) {
+  forall.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *o) {
+    if (o != forall && isOpTriviallyDead(o))
+      rw.eraseOp(o);
+  });
+}
+
+/// The inverse of packHeadMajor for one head's transposed tiles:
+/// tiles x d x tileLen (in the order of `rad`) -> N x d in sequence order.
+Value unpackHeadTiles(RewriterBase &rw, Location loc, Value packed,
+                      ArrayRef<int64_t> rad) {
+  auto t = cast<RankedTensorType>(packed.getType());
+  Type elt = t.getElementType();
+  int64_t tiles = t.getDimSize(0), headDim = t.getDimSize(1),
+          tileLen = t.getDimSize(2);
+  int64_t period = 1;
+  for (int64_t r : rad)
+    period *= r;
+  int64_t m = rad.size();
+  // tiles x d x r_0 x ... x r_{m-1} x c
+  SmallVector<int64_t> shape = {tiles, headDim};
+  llvm::append_range(shape, rad);
+  shape.push_back(tileLen / period);
+  SmallVector<ReassociationIndices> split = {
+      {0}, {1}, llvm::to_vector(llvm::seq<int64_t>(2, 3 + m))};
+  Value expanded = tensor::ExpandShapeOp::create(
+      rw, loc, RankedTensorType::get(shape, elt), packed, split);
+  // -> tiles x c x r_{m-1} x ... x r_0 x d
+  SmallVector<int64_t> perm = {0, 2 + m};
+  for (int64_t k = 0; k < m; ++k)
+    perm.push_back(2 + (m - 1 - k));
+  perm.push_back(1);
+  SmallVector<int64_t> permShape;
+  for (int64_t p : perm)
+    permShape.push_back(shape[p]);
+  Value moved =
+      linalg::TransposeOp::create(
+          rw, loc, expanded, tensor::EmptyOp::create(rw, loc, permShape, elt),
+          perm)
+          .getResult()[0];
+  SmallVector<ReassociationIndices> merge = {
+      llvm::to_vector(llvm::seq<int64_t>(0, 2 + m)), {2 + m}};
+  return tensor::CollapseShapeOp::create(
+      rw, loc, RankedTensorType::get({tiles * tileLen, headDim}, elt), moved,
+      merge);
+}
+
+/// Lowers one op; every shape is static. The loops come from upstream tiling
+/// (scf::tileUsingSCF through the op's TilingInterface); this adds what a
+/// CPU wants around them: whole tiles (padding), packed operands, a
+/// contiguous accumulator, and key loops that skip dead tiles and mask only
+/// where needed.
+class Lowering {
+public:
+  Lowering(OnlineAttentionOp op, RewriterBase &rw, int64_t tileQ, int64_t tileK)
+      : op(op), rw(rw), loc(op.getLoc()), requestedQ(tileQ),
+        requestedK(tileK) {}
+
+  LogicalResult run();
+
+private:
+  RankedTensorType type(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elt);
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(rw, loc, v); }
+  Value padTo(Value v, unsigned dim, int64_t size, Value padValue) {
+    return padHigh(rw, loc, v, dim, size, padValue);
+  }
+  /// A rank-reduced static slice of `src` (unit strides).
+  Value slice(Value src, ArrayRef<OpFoldResult> offsets,
+              ArrayRef<int64_t> sizes, ArrayRef<int64_t> resultShape) {
+    SmallVector<OpFoldResult> sz, st;
+    for (int64_t s : sizes) {
+      sz.push_back(rw.getIndexAttr(s));
+      st.push_back(rw.getIndexAttr(1));
+    }
+    return tensor::ExtractSliceOp::create(rw, loc, type(resultShape), src,
+                                          offsets, sz, st);
+  }
+
+  Value packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> radices,
+                  bool transposed) {
+    return packHeadMajor(rw, loc, src, heads, tileLen, radices, transposed);
+  }
+  OnlineAttentionOp padToWholeTiles();
+  void emitTile(OnlineAttentionOp tileOp, Value b, Value h, TileMask mask);
+  void splitKeyLoop(scf::ForOp keyLoop, Value b, Value h, Value i0);
+  /// Keys of batch row `b` at or past this index are masked: the row's key
+  /// length (clamped to the sequence), the sequence when it was padded, or
+  /// null when no key is ever masked for its length.
+  Value keyLength(Value b) {
+    if (op.getLengths()) {
+      Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
+      return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+    }
+    return tkPad != tk ? index(tk) : Value();
+  }
+
+  OnlineAttentionOp op;
+  RewriterBase &rw;
+  Location loc;
+  int64_t requestedQ, requestedK;
+  Type elt;
+  int64_t batch = 0, tq = 0, tk = 0, heads = 0, headDim = 0;
+  int64_t tileQ = 0, tileK = 0, tqPad = 0, tkPad = 0;
+  SmallVector<int64_t> factors;
+  KeyTileOrder order;
+  /// Packed once, read tile by tile (packTiles): queries B x H x Tq_l x d,
+  /// keys B x H x tiles x d x (tile-k / f_l), values B x H x Tk x d.
+  SmallVector<Value> queries, keys;
+  Value value;
+  /// B x i32 key lengths of the padded op (padded keys included), or null.
+  Value keyLengths;
+};
+
 /// The op on sequences zero-padded to whole tiles; padded keys are masked
 /// through the key lengths (clamped to the real length), padded query rows
 /// are dropped by the caller.
@@ -176,30 +298,7 @@ OnlineAttentionOp Lowering::padToWholeTiles() {
     paddedQueries.push_back(padTo(op.getQueries()[l], 1, tqPad / f, zero));
     paddedKeys.push_back(padTo(op.getKeys()[l], 1, tkPad / f, zero));
   }
-  keyLengths = op.getLengths();
-  if (tkPad != tk) {
-    auto lenType = keyLengths
-                       ? cast<RankedTensorType>(keyLengths.getType())
-                       : RankedTensorType::get({batch}, rw.getI32Type());
-    Value real = arith::ConstantOp::create(
-        rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
-    Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
-                                          lenType.getElementType());
-    if (!keyLengths) {
-      keyLengths = linalg::FillOp::create(rw, loc, real, empty).getResult(0);
-    } else {
-      AffineMap id = rw.getMultiDimIdentityMap(1);
-      keyLengths =
-          linalg::GenericOp::create(
-              rw, loc, lenType, keyLengths, empty, {id, id}, {kPar},
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                linalg::YieldOp::create(
-                    nb, nl,
-                    arith::MinSIOp::create(nb, nl, args[0], real).getResult());
-              })
-              .getResult(0);
-    }
-  }
+  keyLengths = clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
   Value acc = padTo(op.getAcc(), 1, tqPad, zero);
   Value max = padTo(op.getMax(), 2, tqPad,
                     lowestFinite(rw, loc, cast<FloatType>(elt)));
@@ -386,45 +485,311 @@ LogicalResult Lowering::run() {
   });
   splitKeyLoop(keyLoop, b, h, i0);
 
-  // The tile goes back into the results as a tile-q x d matrix and two rows
-  // (rank-reduced): MLIR 22's vector patterns loop forever on a rank-3
-  // strided copy.
   auto forall = cast<scf::ForallOp>(outer->loops.front().getOperation());
-  scf::InParallelOp terminator = forall.getTerminator();
-  rw.setInsertionPoint(terminator);
-  for (Operation &yielding : terminator.getYieldingOps()) {
-    auto insert = cast<tensor::ParallelInsertSliceOp>(&yielding);
-    auto sourceType = cast<RankedTensorType>(insert.getSource().getType());
-    SmallVector<ReassociationIndices> merge =
-        sourceType.getRank() == 3 && sourceType.getDimSize(0) == 1 &&
-                sourceType.getDimSize(1) == 1
-            ? SmallVector<ReassociationIndices>{{0, 1, 2}}
-            : SmallVector<ReassociationIndices>{{0, 1}, {2}};
-    Value reduced =
-        tensor::CollapseShapeOp::create(rw, loc, insert.getSource(), merge);
-    rw.modifyOpInPlace(insert,
-                       [&] { insert.getSourceMutable().assign(reduced); });
-  }
+  rankReduceParallelInserts(rw, forall);
 
   // Drop the padded query rows; what the tiled ops left behind is dead.
   rw.setInsertionPointAfter(forall);
-  auto unpad = [&](Value padded, RankedTensorType want) -> Value {
-    if (cast<RankedTensorType>(padded.getType()) == want)
-      return padded;
-    SmallVector<OpFoldResult> offsets(3, rw.getIndexAttr(0)), sizes,
-        strides(3, rw.getIndexAttr(1));
-    for (int64_t s : want.getShape())
-      sizes.push_back(rw.getIndexAttr(s));
-    return tensor::ExtractSliceOp::create(rw, loc, want, padded, offsets, sizes,
-                                          strides);
+  rw.replaceOp(op, ValueRange{unpadTo(rw, loc, forall.getResult(0), accType),
+                              unpadTo(rw, loc, forall.getResult(1), maxType),
+                              unpadTo(rw, loc, forall.getResult(2), maxType)});
+  eraseDeadInside(rw, forall);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// hkt.online_attention_backward
+//===----------------------------------------------------------------------===//
+
+/// Lowers one backward op; every shape is static. Upstream tiling
+/// (scf::tileUsingSCF through the op's TilingInterface) gives the parallel
+/// loop over (batch, head); each head then runs FlashAttention-2's loop nest
+/// on packed operands: key tiles outside, carrying the tile's dK^T and dV^T,
+/// query tiles inside, adding into the head's dQ. No atomics: a head's tiles
+/// are visited by one thread. Key tiles past the key length and query tiles
+/// wholly above the diagonal (causal) are not visited.
+class BackwardLowering {
+public:
+  BackwardLowering(OnlineAttentionBackwardOp op, RewriterBase &rw,
+                   int64_t tileQ, int64_t tileK)
+      : op(op), rw(rw), loc(op.getLoc()), requestedQ(tileQ),
+        requestedK(tileK) {}
+
+  LogicalResult run();
+
+private:
+  RankedTensorType type(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elt);
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(rw, loc, v); }
+  Value pack(Value src, int64_t tileLen, ArrayRef<int64_t> radices,
+             bool transposed) {
+    return packHeadMajor(rw, loc, src, heads, tileLen, radices, transposed);
+  }
+  /// A rank-reduced static slice of `src` (unit strides).
+  Value slice(Value src, ArrayRef<OpFoldResult> offsets,
+              ArrayRef<int64_t> sizes, ArrayRef<int64_t> resultShape) {
+    SmallVector<OpFoldResult> sz, st;
+    for (int64_t s : sizes) {
+      sz.push_back(rw.getIndexAttr(s));
+      st.push_back(rw.getIndexAttr(1));
+    }
+    return tensor::ExtractSliceOp::create(rw, loc, type(resultShape), src,
+                                          offsets, sz, st);
+  }
+  Value insert(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
+               ArrayRef<int64_t> sizes) {
+    SmallVector<OpFoldResult> sz, st;
+    for (int64_t s : sizes) {
+      sz.push_back(rw.getIndexAttr(s));
+      st.push_back(rw.getIndexAttr(1));
+    }
+    return tensor::InsertSliceOp::create(rw, loc, src, dest, offsets, sz, st);
+  }
+  Value keyLength(Value b) {
+    if (!keyLengths)
+      return Value();
+    Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
+    return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+  }
+
+  OnlineAttentionBackwardOp padToWholeTiles();
+  void lowerHead(OnlineAttentionBackwardOp headOp, Value b, Value h);
+
+  OnlineAttentionBackwardOp op;
+  RewriterBase &rw;
+  Location loc;
+  int64_t requestedQ, requestedK;
+  Type elt;
+  int64_t batch = 0, tq = 0, tk = 0, heads = 0, headDim = 0;
+  int64_t tileQ = 0, tileK = 0, tqPad = 0, tkPad = 0, keyTiles = 0;
+  SmallVector<int64_t> factors;
+  KeyTileOrder order;
+  /// Packed once (packHeadMajor), per level: queries B x H x Tq_l x d and
+  /// transposed B x H x 1 x d x Tq_l; keys in tile order B x H x Tk_l x d and
+  /// transposed per tile B x H x tiles x d x tk_l; the destinations alike.
+  SmallVector<Value> queries, queriesT, keys, keysT, dqueries, dkeysT;
+  Value valueT, dout, doutT, dvalueT, lse, delta;
+  Value keyLengths;
+};
+
+OnlineAttentionBackwardOp BackwardLowering::padToWholeTiles() {
+  Value zero = floatConstant(rw, loc, elt, 0.0);
+  auto pad = [&](Value v, unsigned dim, int64_t size) {
+    return padHigh(rw, loc, v, dim, size, zero);
   };
-  rw.replaceOp(op, ValueRange{unpad(forall.getResult(0), accType),
-                              unpad(forall.getResult(1), maxType),
-                              unpad(forall.getResult(2), maxType)});
-  forall.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *o) {
-    if (o != forall && isOpTriviallyDead(o))
-      rw.eraseOp(o);
-  });
+  // Padded query rows have dout = 0 and delta = 0, so dS = 0 there: they add
+  // nothing to any gradient.
+  SmallVector<Value> q, k, dq, dk;
+  for (auto [l, f] : llvm::enumerate(factors)) {
+    q.push_back(pad(op.getQueries()[l], 1, tqPad / f));
+    k.push_back(pad(op.getKeys()[l], 1, tkPad / f));
+    dq.push_back(pad(op.getDqueryInit()[l], 1, tqPad / f));
+    dk.push_back(pad(op.getDkeyInit()[l], 1, tkPad / f));
+  }
+  keyLengths = clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
+  Value dv = pad(op.getDvalueInit(), 1, tkPad);
+  return OnlineAttentionBackwardOp::create(
+      rw, loc, ValueRange(dq).getTypes(), ValueRange(dk).getTypes(),
+      dv.getType(), q, k, pad(op.getValue(), 1, tkPad),
+      pad(op.getDout(), 1, tqPad), pad(op.getLse(), 2, tqPad),
+      pad(op.getDelta(), 2, tqPad), keyLengths, /*query_offset=*/Value(),
+      /*key_offset=*/Value(), dq, dk, dv, op.getFactorsAttr(),
+      op.getCausalAttr());
+}
+
+/// Replaces the op of one (batch row `b`, head `h`) by the loop nest.
+void BackwardLowering::lowerHead(OnlineAttentionBackwardOp headOp, Value b,
+                                 Value h) {
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPoint(headOp);
+  size_t levels = factors.size();
+  OpFoldResult zero = rw.getIndexAttr(0);
+  // The head's accumulators, from the packed destinations.
+  SmallVector<Value> carried;
+  for (auto [l, f] : llvm::enumerate(factors))
+    carried.push_back(slice(dqueries[l], {b, h, zero, zero},
+                            {1, 1, tqPad / f, headDim}, {tqPad / f, headDim}));
+  for (auto [l, f] : llvm::enumerate(factors))
+    carried.push_back(slice(dkeysT[l], {b, h, zero, zero, zero},
+                            {1, 1, keyTiles, headDim, tileK / f},
+                            {keyTiles, headDim, tileK / f}));
+  carried.push_back(slice(dvalueT, {b, h, zero, zero, zero},
+                          {1, 1, keyTiles, headDim, tileK},
+                          {keyTiles, headDim, tileK}));
+
+  Value len = keyLength(b);
+  Value keyEnd = len ? len : index(tk);
+  Value numKeyTiles = arith::CeilDivSIOp::create(rw, loc, keyEnd, index(tileK));
+  auto keyLoop = scf::ForOp::create(
+      rw, loc, index(0), numKeyTiles, index(1), carried,
+      [&](OpBuilder &, Location, Value kt, ValueRange acc) {
+        Value j0 = arith::MulIOp::create(rw, loc, kt, index(tileK));
+        // This key tile's dK^T and dV^T, carried over the query tiles.
+        SmallVector<Value> inner(acc.take_front(levels));
+        for (auto [l, f] : llvm::enumerate(factors))
+          inner.push_back(slice(acc[levels + l], {kt, zero, zero},
+                                {1, headDim, tileK / f}, {headDim, tileK / f}));
+        inner.push_back(slice(acc[2 * levels], {kt, zero, zero},
+                              {1, headDim, tileK}, {headDim, tileK}));
+        // Causal: the first query tile with a row at or past j0.
+        Value queryStart = index(0);
+        if (op.getCausal())
+          queryStart = arith::MulIOp::create(
+              rw, loc,
+              arith::DivUIOp::create(rw, loc, j0, index(tileQ)), index(tileQ));
+        auto queryLoop = scf::ForOp::create(
+            rw, loc, queryStart, index(tqPad), index(tileQ), inner,
+            [&](OpBuilder &, Location, Value i0, ValueRange state) {
+              OnlineAttentionBackwardTileOperands t;
+              for (auto [l, f] : llvm::enumerate(factors)) {
+                Value row0 = arith::DivUIOp::create(rw, loc, i0, index(f));
+                Value key0 = arith::DivUIOp::create(rw, loc, j0, index(f));
+                t.queries.push_back(slice(queries[l], {b, h, row0, zero},
+                                          {1, 1, tileQ / f, headDim},
+                                          {tileQ / f, headDim}));
+                t.queriesT.push_back(slice(queriesT[l], {b, h, zero, zero, row0},
+                                           {1, 1, 1, headDim, tileQ / f},
+                                           {headDim, tileQ / f}));
+                t.keys.push_back(slice(keys[l], {b, h, key0, zero},
+                                       {1, 1, tileK / f, headDim},
+                                       {tileK / f, headDim}));
+                t.keysT.push_back(slice(keysT[l], {b, h, kt, zero, zero},
+                                        {1, 1, 1, headDim, tileK / f},
+                                        {headDim, tileK / f}));
+                t.dqueries.push_back(slice(state[l], {row0, zero},
+                                           {tileQ / f, headDim},
+                                           {tileQ / f, headDim}));
+                t.dkeysT.push_back(state[levels + l]);
+              }
+              t.dvalueT = state[2 * levels];
+              t.valueT = slice(valueT, {b, h, kt, zero, zero},
+                               {1, 1, 1, headDim, tileK}, {headDim, tileK});
+              t.dout = slice(dout, {b, h, i0, zero}, {1, 1, tileQ, headDim},
+                             {tileQ, headDim});
+              t.doutT = slice(doutT, {b, h, zero, zero, i0},
+                              {1, 1, 1, headDim, tileQ}, {headDim, tileQ});
+              t.lse = slice(lse, {b, h, i0}, {1, 1, tileQ}, {tileQ});
+              t.delta = slice(delta, {b, h, i0}, {1, 1, tileQ}, {tileQ});
+              t.queryOffset = i0;
+              t.keyOffset = j0;
+              t.keyLength = len;
+              t.causal = op.getCausal();
+              SmallVector<Value> r = buildOnlineAttentionBackwardTile(
+                  rw, loc, t, factors, order, TileMask::IfNeeded);
+              SmallVector<Value> next;
+              for (auto [l, f] : llvm::enumerate(factors)) {
+                Value row0 = arith::DivUIOp::create(rw, loc, i0, index(f));
+                next.push_back(insert(r[l], state[l], {row0, zero},
+                                      {tileQ / f, headDim}));
+              }
+              next.append(r.begin() + levels, r.end());
+              scf::YieldOp::create(rw, loc, next);
+            });
+        SmallVector<Value> out(queryLoop.getResults().take_front(levels));
+        for (auto [l, f] : llvm::enumerate(factors))
+          out.push_back(insert(queryLoop.getResult(levels + l), acc[levels + l],
+                               {kt, zero, zero}, {1, headDim, tileK / f}));
+        out.push_back(insert(queryLoop.getResult(2 * levels), acc[2 * levels],
+                             {kt, zero, zero}, {1, headDim, tileK}));
+        scf::YieldOp::create(rw, loc, out);
+      });
+
+  // Back to the op's layout: 1 x n x d per result.
+  SmallVector<ReassociationIndices> rows = {{0, 1}, {2}};
+  SmallVector<Value> results;
+  for (unsigned l = 0; l < levels; ++l)
+    results.push_back(tensor::ExpandShapeOp::create(
+        rw, loc, headOp.getResult(l).getType(), keyLoop.getResult(l), rows));
+  for (auto [l, f] : llvm::enumerate(factors))
+    results.push_back(tensor::ExpandShapeOp::create(
+        rw, loc, headOp.getResult(levels + l).getType(),
+        unpackHeadTiles(rw, loc, keyLoop.getResult(levels + l),
+                        order.radicesAbove(f)),
+        rows));
+  results.push_back(tensor::ExpandShapeOp::create(
+      rw, loc, headOp.getResult(2 * levels).getType(),
+      unpackHeadTiles(rw, loc, keyLoop.getResult(2 * levels), order.radices),
+      rows));
+  rw.replaceOp(headOp, results);
+}
+
+LogicalResult BackwardLowering::run() {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return op.emitOpError("lowering needs static shapes");
+  if (op.getQueryOffset())
+    return op.emitOpError("lowering expects an untiled op (no offsets)");
+  auto doutType = cast<RankedTensorType>(op.getDout().getType());
+  elt = doutType.getElementType();
+  batch = doutType.getDimSize(0);
+  tq = doutType.getDimSize(1);
+  heads = cast<RankedTensorType>(op.getLse().getType()).getDimSize(1);
+  headDim = doutType.getDimSize(2) / heads;
+  tk = op.getValue().getType().getDimSize(1);
+  factors.assign(op.getFactors().begin(), op.getFactors().end());
+  int64_t align = 1;
+  for (int64_t f : factors)
+    align = std::lcm(align, f);
+  tileQ = roundUp(std::min(requestedQ, roundUp(tq, align)), align);
+  tileK = roundUp(std::min(requestedK, roundUp(tk, align)), align);
+  tqPad = roundUp(tq, tileQ);
+  tkPad = roundUp(tk, tileK);
+  keyTiles = tkPad / tileK;
+  order = KeyTileOrder(factors, tileK);
+
+  rw.setInsertionPoint(op);
+  OnlineAttentionBackwardOp padded = padToWholeTiles();
+  rw.setInsertionPoint(padded);
+  for (auto [l, f] : llvm::enumerate(factors)) {
+    Value q = padded.getQueries()[l], k = padded.getKeys()[l];
+    ArrayRef<int64_t> rad = order.radicesAbove(f);
+    queries.push_back(pack(q, tqPad / f, {}, /*transposed=*/false));
+    queriesT.push_back(pack(q, tqPad / f, {}, /*transposed=*/true));
+    keys.push_back(pack(k, tileK / f, rad, /*transposed=*/false));
+    keysT.push_back(pack(k, tileK / f, rad, /*transposed=*/true));
+    dqueries.push_back(
+        pack(padded.getDqueryInit()[l], tqPad / f, {}, /*transposed=*/false));
+    dkeysT.push_back(
+        pack(padded.getDkeyInit()[l], tileK / f, rad, /*transposed=*/true));
+  }
+  valueT = pack(padded.getValue(), tileK, order.radices, /*transposed=*/true);
+  dvalueT =
+      pack(padded.getDvalueInit(), tileK, order.radices, /*transposed=*/true);
+  dout = pack(padded.getDout(), tqPad, {}, /*transposed=*/false);
+  doutT = pack(padded.getDout(), tqPad, {}, /*transposed=*/true);
+  lse = padded.getLse();
+  delta = padded.getDelta();
+
+  // Upstream tiling: scf.forall over (batch, head).
+  scf::SCFTilingOptions parallel;
+  parallel.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes({rw.getIndexAttr(1), rw.getIndexAttr(1), rw.getIndexAttr(0),
+                     rw.getIndexAttr(0)});
+  FailureOr<scf::SCFTilingResult> outer = scf::tileUsingSCF(
+      rw, cast<TilingInterface>(padded.getOperation()), parallel);
+  if (failed(outer))
+    return op.emitOpError("tiling over (batch, head) failed");
+  rw.replaceOp(padded, outer->replacements);
+  auto headOp = cast<OnlineAttentionBackwardOp>(outer->tiledOps.front());
+  auto lseSlice = headOp.getLse().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!lseSlice)
+    return op.emitOpError("unexpected tiled form");
+  SmallVector<OpFoldResult> rowOffsets = lseSlice.getMixedOffsets();
+  rw.setInsertionPoint(headOp);
+  Value b = getValueOrCreateConstantIndexOp(rw, loc, rowOffsets[0]);
+  Value h = getValueOrCreateConstantIndexOp(rw, loc, rowOffsets[1]);
+  lowerHead(headOp, b, h);
+
+  auto forall = cast<scf::ForallOp>(outer->loops.front().getOperation());
+  rankReduceParallelInserts(rw, forall);
+  rw.setInsertionPointAfter(forall);
+  SmallVector<Value> results;
+  for (auto [r, want] : llvm::zip(forall.getResults(), op.getResultTypes()))
+    results.push_back(unpadTo(rw, loc, r, cast<RankedTensorType>(want)));
+  rw.replaceOp(op, results);
+  eraseDeadInside(rw, forall);
   return success();
 }
 
@@ -437,11 +802,25 @@ struct HktLowerOnlineAttentionPass
       getOperation()->emitError("tile-q and tile-k must be >= 1");
       return signalPassFailure();
     }
+    // hkt.fused_attention -> hkt.online_attention and its normalisation.
+    if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
+          return isa<FusedAttentionOp>(op);
+        })))
+      return signalPassFailure();
     SmallVector<OnlineAttentionOp> ops;
-    getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
+    SmallVector<OnlineAttentionBackwardOp> backward;
+    getOperation()->walk([&](Operation *op) {
+      if (auto forward = dyn_cast<OnlineAttentionOp>(op))
+        ops.push_back(forward);
+      else if (auto b = dyn_cast<OnlineAttentionBackwardOp>(op))
+        backward.push_back(b);
+    });
     IRRewriter rewriter(&getContext());
     for (OnlineAttentionOp op : ops)
       if (failed(Lowering(op, rewriter, tileQ, tileK).run()))
+        return signalPassFailure();
+    for (OnlineAttentionBackwardOp op : backward)
+      if (failed(BackwardLowering(op, rewriter, tileQ, tileK).run()))
         return signalPassFailure();
   }
 };

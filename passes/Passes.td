@@ -81,7 +81,7 @@ def HktLowerToLinalgPass : Pass<"hkt-lower-to-linalg"> {
 }
 
 def HktFusePass : Pass<"hkt-fuse"> {
-  let summary = "Fuse scores, upsampling, fusion, masks and softmax into hkt.online_attention";
+  let summary = "Fuse scores, upsampling, fusion, masks and softmax into hkt.fused_attention";
   let description = [{
     Finds the chain SPEC 3-6 is written as, from `hkt.attend` backwards:
 
@@ -92,13 +92,13 @@ def HktFusePass : Pass<"hkt-fuse"> {
 
     (as `hkt-decompose` produces it from `hkt.attention`, which this pass
     decomposes first, or as written by hand), and replaces it with one
-    `hkt.online_attention` that never materialises a T x T matrix: the convex
-    weights softmax(theta) and the 1/sqrt(d) scale are folded into the
-    queries, the running max starts at the lowest finite value, and the
-    result is normalised by the running sum (0 for a row with every key
-    masked). A chain that does not match exactly (another upsampling, an
-    intermediate with other users, a level 0 that is upsampled) is left alone
-    and still lowers through the reference path.
+    `hkt.fused_attention` (with the convex weights softmax(theta)), which
+    `hkt-lower-online-attention` turns into an `hkt.online_attention` that
+    never materialises a T x T matrix, and `hkt-differentiate` into an
+    `hkt.online_attention_backward` that never does either. A chain that
+    does not match exactly (another upsampling, an intermediate with other
+    users, a level 0 that is upsampled) is left alone and still lowers
+    through the reference path.
 
     Before:
 
@@ -116,11 +116,9 @@ def HktFusePass : Pass<"hkt-fuse"> {
 
     ```mlir
     %lambda = linalg.softmax dimension(1) ins(%theta : ...) outs(...)
-    %sq0 = linalg.generic ... // q0 * lambda[h, 0] / sqrt(d)
-    %sq1 = linalg.generic ... // q1 * lambda[h, 1] / sqrt(d)
-    %acc, %max, %sum = hkt.online_attention ins(%sq0, %sq1 : ...) keys(%k0, %k1 : ...)
-        values(%v : ...) outs(%zero, %lowest, %zero2 : ...) {causal = true, factors = array<i64: 1, 2>}
-    %a = linalg.generic ... ins(%acc, %sum) outs(%init) // acc / sum
+    %a, %lse = hkt.fused_attention ins(%q0, %q1 : ...) keys(%k0, %k1 : ...)
+        values(%v : ...) weights(%lambda : ...) outs(%init, %lse_init : ...)
+        {causal = true, factors = array<i64: 1, 2>}
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

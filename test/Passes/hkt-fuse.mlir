@@ -1,10 +1,22 @@
-// RUN: hkt-opt %s --split-input-file --hkt-fuse | FileCheck %s
+// RUN: hkt-opt %s --split-input-file --hkt-fuse | FileCheck %s --check-prefix=FUSED
+// The fused op's decomposition (hkt-decompose), as hkt-lower-online-attention
+// starts: scaled queries, hkt.online_attention, normalisation.
+// RUN: hkt-opt %s --split-input-file --hkt-fuse --hkt-decompose --canonicalize | FileCheck %s
 // The fused cases must leave no score-shaped (B x H x T x T) value behind.
 // RUN: hkt-opt %s --split-input-file --hkt-fuse | FileCheck %s --check-prefix=GONE
 
 // A full layer (three levels, causal, key lengths, hybrid head): hkt-fuse
-// decomposes it and fuses SPEC 3-6 into one online_attention; downsampling
-// and the hybrid head stay. d = D / H = 2, so the scale is 1/sqrt(2).
+// decomposes it and fuses SPEC 3-6 into one fused_attention with the convex
+// weights softmax(theta); downsampling and the hybrid head stay. Decomposed,
+// d = D / H = 2, so the scale is 1/sqrt(2).
+// FUSED-LABEL: func.func @layer
+// FUSED: %[[LAMBDA:.+]] = linalg.softmax dimension(1) ins(%{{[^ ,]+}} : tensor<2x3xf32>)
+// FUSED: %[[ATTN:[^,]+]], %{{[^ ,]+}} = hkt.fused_attention ins(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}} : tensor<2x9x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32>)
+// FUSED-SAME: keys(%{{[^ ,]+}}, %{{[^ ,]+}}, %{{[^ ,]+}} : tensor<2x9x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32>) values(%{{[^ ,]+}} : tensor<2x9x4xf32>)
+// FUSED-SAME: weights(%[[LAMBDA]] : tensor<2x3xf32>) lengths(%{{[^ ,]+}} : tensor<2xi32>)
+// FUSED-SAME: outs(%{{[^ ,]+}}, %{{[^ ,]+}} : tensor<2x9x4xf32>, tensor<2x2x9xf32>) {causal = true, factors = array<i64: 1, 2, 4>} -> tensor<2x9x4xf32>, tensor<2x2x9xf32>
+// FUSED: hkt.hybrid ins(%[[ATTN]],
+// FUSED-NOT: hkt.attend
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$LAMBDA0:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2, 0)>
 // CHECK-DAG: #[[$LAMBDA1:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2, 1)>
@@ -99,6 +111,9 @@ func.func @layer(%x: tensor<2x9x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x
 
 // The same chain written by hand (two levels, not causal, no key lengths):
 // d = 8 / 2 = 4, so the scale is 1/2; the keys and values are used as they are.
+// FUSED-LABEL: func.func @steps
+// FUSED: %[[A:[^,]+]], %{{[^ ,]+}} = hkt.fused_attention {{.*}} {factors = array<i64: 1, 2>} -> tensor<2x7x8xf32>, tensor<2x2x7xf32>
+// FUSED: return %[[A]]
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$LAMBDA0:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 4, 0)>
 // CHECK-DAG: #[[$LAMBDA1:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 4, 1)>
@@ -150,6 +165,8 @@ func.func @steps(%q0: tensor<2x7x8xf32>, %k0: tensor<2x7x8xf32>, %q1: tensor<2x4
 // nearest-neighbour maths is not recognised).
 // CHECK-LABEL: func.func @generic_upsample
 // CHECK-NOT: hkt.online_attention
+// FUSED-LABEL: func.func @generic_upsample
+// FUSED-NOT: hkt.fused_attention
 // CHECK: %[[S0:.+]] = hkt.level_scores
 // CHECK: %[[S1:.+]] = hkt.level_scores
 // CHECK: %[[U1:.+]] = linalg.generic {{.*}} ins(%[[S1]] : tensor<1x2x3x3xf32>) outs(%{{.+}} : tensor<1x2x5x5xf32>)
@@ -182,6 +199,8 @@ func.func @generic_upsample(%q0: tensor<1x5x4xf32>, %k0: tensor<1x5x4xf32>, %q1:
 // A level score with a second user (it is also returned): fusing would have
 // to materialise it anyway.
 // CHECK-LABEL: func.func @score_two_users
+// FUSED-LABEL: func.func @score_two_users
+// FUSED-NOT: hkt.fused_attention
 // CHECK-NOT: hkt.online_attention
 // CHECK: %[[S0:.+]] = hkt.level_scores
 // CHECK: %[[S1:.+]] = hkt.level_scores
@@ -210,6 +229,8 @@ func.func @score_two_users(%q0: tensor<1x5x4xf32>, %k0: tensor<1x5x4xf32>, %q1: 
 // Level 0 upsampled (the factor is on the first score): the online form
 // indexes every level from a full-resolution level 0.
 // CHECK-LABEL: func.func @level0_upsampled
+// FUSED-LABEL: func.func @level0_upsampled
+// FUSED-NOT: hkt.fused_attention
 // CHECK-NOT: hkt.online_attention
 // CHECK: %[[S0:.+]] = hkt.level_scores
 // CHECK: %[[U0:.+]] = hkt.upsample ins(%[[S0]] : tensor<1x2x3x3xf32>) outs(%{{.+}} : tensor<1x2x5x5xf32>) factor = 2
@@ -237,6 +258,8 @@ func.func @level0_upsampled(%q0: tensor<1x3x4xf32>, %k0: tensor<1x3x4xf32>, %q1:
 
 // A softmax over the query dimension (2) is not attention over keys.
 // CHECK-LABEL: func.func @softmax_over_queries
+// FUSED-LABEL: func.func @softmax_over_queries
+// FUSED-NOT: hkt.fused_attention
 // CHECK-NOT: hkt.online_attention
 // CHECK: %[[S0:.+]] = hkt.level_scores
 // CHECK: %[[S1:.+]] = hkt.level_scores
@@ -265,6 +288,8 @@ func.func @softmax_over_queries(%q0: tensor<1x5x4xf32>, %k0: tensor<1x5x4xf32>, 
 // Dynamic sequence lengths: the online form is static today, so the chain is
 // left to the reference path.
 // CHECK-LABEL: func.func @dynamic_length
+// FUSED-LABEL: func.func @dynamic_length
+// FUSED-NOT: hkt.fused_attention
 // CHECK-NOT: hkt.online_attention
 // CHECK: hkt.attend
 func.func @dynamic_length(%q: tensor<1x?x4xf32>, %k: tensor<1x?x4xf32>, %v: tensor<1x?x4xf32>, %theta: tensor<2x1xf32>, %e: tensor<1x2x?x?xf32>, %o: tensor<1x?x4xf32>) -> tensor<1x?x4xf32> {

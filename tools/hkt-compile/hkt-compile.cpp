@@ -166,6 +166,11 @@ int main(int argc, char **argv) {
       differentiate.returnValues = true;
     }
     PassManager pm(&context);
+    // The fused pipeline differentiates the fused attention
+    // (hkt.fused_attention -> hkt.online_attention_backward, never T x T);
+    // the reference pipeline the step ops (the materialised backward).
+    if (pipeline.getValue() == hkt::kFusedPipeline)
+      pm.addPass(hkt::createHktFusePass());
     pm.addPass(hkt::createHktDifferentiatePass(differentiate));
     if (failed(pm.run(*module)))
       return 1;
