@@ -44,6 +44,16 @@ Value generic(OpBuilder &b, Location loc, RankedTensorType type,
   return tensorGeneric(b, loc, type, inputs, maps, iterators, body);
 }
 
+/// The transpose of a matrix (a small one: the weight gradients are summed
+/// K x D, column index innermost, and turned into D x K at the end).
+Value transposed2d(OpBuilder &b, Location loc, Value m) {
+  RankedTensorType t = typeOf(m);
+  Value init = tensor::EmptyOp::create(b, loc, {t.getDimSize(1), t.getDimSize(0)},
+                                       t.getElementType());
+  return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
 /// The identity map over `rank` loops.
 AffineMap identity(unsigned rank, MLIRContext *ctx) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -116,13 +126,16 @@ LogicalResult DownsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
       {indexingMap(3, {e0, e1, e2}, ctx), indexingMap(3, {e2}, ctx)},
       {kRed, kRed, kPar},
       [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; });
-  // dw: dims (c, m, b, t).
+  // dw: dims (b, t, m, c), summed as K x D (every operand read along c,
+  // innermost), then D x K.
   Value xp = padSequence(b, loc, getInput(), k - 1, 0);
-  Value dw = generic(b, loc, wType, {dout, xp},
-                     {indexingMap(4, {e2, e3, e0}, ctx),
-                      indexingMap(4, {e2, e3 * s + (k - 1) - e1, e0}, ctx),
-                      indexingMap(4, {e0, e1}, ctx)},
-                     {kPar, kPar, kRed, kRed}, mul);
+  Value dwT = generic(
+      b, loc, RankedTensorType::get({k, dim}, elt), {dout, xp},
+      {indexingMap(4, {e0, e1, e3}, ctx),
+       indexingMap(4, {e0, e1 * s + (k - 1) - e2, e3}, ctx),
+       indexingMap(4, {e2, e3}, ctx)},
+      {kRed, kRed, kPar, kPar}, mul);
+  Value dw = transposed2d(b, loc, dwT);
   // z: dout spread to every s-th position of a B x (n s) x D zero tensor,
   // n s >= T + k - 1.
   int64_t n = (t + k - 1 + s - 1) / s;
@@ -462,12 +475,15 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
         return arith::MulFOp::create(
             nb, l, slope, arith::MulFOp::create(nb, l, a[0], diff));
       });
-  // du: dims (c, m, b, i).
-  Value du = generic(b, loc, uType, {dconv, vp},
-                     {indexingMap(4, {e2, e3, e0}, ctx),
-                      indexingMap(4, {e2, e3 + (kc - 1) - e1, e0}, ctx),
-                      indexingMap(4, {e0, e1}, ctx)},
-                     {kPar, kPar, kRed, kRed}, mul);
+  // du: dims (b, i, m, c), summed as K x D (read along c), then D x K.
+  Value duT = generic(
+      b, loc, RankedTensorType::get({kc, type.getDimSize(2)}, elt),
+      {dconv, vp},
+      {indexingMap(4, {e0, e1, e3}, ctx),
+       indexingMap(4, {e0, e1 + (kc - 1) - e2, e3}, ctx),
+       indexingMap(4, {e2, e3}, ctx)},
+      {kRed, kRed, kPar, kPar}, mul);
+  Value du = transposed2d(b, loc, duT);
   // dV (convolution branch): dims (b, j, c, m) over dC padded on the right.
   Value dcp = padSequence(b, loc, dconv, 0, kc - 1);
   Value dv = generic(b, loc, type, {dcp, getConvU()},

@@ -1016,22 +1016,38 @@ SmallVector<Value> mlir::hkt::buildScaledQueries(OpBuilder &b, Location loc,
                                                  Value weights,
                                                  int64_t headDim) {
   MLIRContext *ctx = b.getContext();
-  AffineExpr bb, t, c;
-  bindDims(ctx, bb, t, c);
-  Type elt = cast<RankedTensorType>(weights.getType()).getElementType();
+  auto wType = cast<RankedTensorType>(weights.getType());
+  Type elt = wType.getElementType();
+  int64_t levels = wType.getDimSize(1),
+          dim = wType.getDimSize(0) * headDim;
   Value scale = floatConstant(b, loc, elt, 1.0 / std::sqrt(double(headDim)));
+  // Per level and column c: weights[c / d, l] / sqrt(d) (L x D, small), so
+  // that the product over B x T x D reads its operands along rows and
+  // vectorises.
+  AffineExpr l, c;
+  bindDims(ctx, l, c);
+  Value columns = tensorGeneric(
+      b, loc, RankedTensorType::get({levels, dim}, elt), ValueRange{weights},
+      {indexingMap(2, {c.floorDiv(headDim), l}, ctx), indexingMap(2, {l, c}, ctx)},
+      {kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(nb, nl, args[0], scale).getResult();
+      });
+  AffineExpr bb, t;
+  bindDims(ctx, bb, t, c);
   SmallVector<Value> scaled;
-  for (auto [l, q] : llvm::enumerate(queries)) {
+  for (auto [level, q] : llvm::enumerate(queries)) {
     auto qType = cast<RankedTensorType>(q.getType());
+    Value column = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({dim}, elt), columns,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(level), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(dim)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
     scaled.push_back(tensorGeneric(
-        b, loc, qType, ValueRange{q, weights},
-        {indexingMap(3, {bb, t, c}, ctx),
-         indexingMap(3, {c.floorDiv(headDim), getAffineConstantExpr(l, ctx)},
-                     ctx),
+        b, loc, qType, ValueRange{q, column},
+        {indexingMap(3, {bb, t, c}, ctx), indexingMap(3, {c}, ctx),
          indexingMap(3, {bb, t, c}, ctx)},
         {kPar, kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value w = arith::MulFOp::create(nb, nl, args[1], scale);
-          return arith::MulFOp::create(nb, nl, args[0], w).getResult();
+          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
         }));
   }
   return scaled;

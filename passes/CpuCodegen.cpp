@@ -121,7 +121,7 @@ bool outerLoopsParallel(linalg::LinalgOp op) {
 /// (elementwise ops, fills), each part is vectorised row by row.
 std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
   if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp,
-           linalg::TransposeOp>(op))
+           linalg::TransposeOp, linalg::AddOp>(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -138,11 +138,12 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
     t.threadSizes.assign(ranges.size(), 0);
     t.threadSizes[p] = ranges[p] / parts;
     // Rows contiguous in every operand: vectorised in pieces of rowTile.
-    // Generics and fills only: the vector patterns loop forever on copies
-    // into strided views and on transposes here (MLIR 22).
+    // Generics, fills and adds (the gradient sums) only: the vector
+    // patterns loop forever on copies into strided views and on transposes
+    // here (MLIR 22).
     if (p + 1 < ranges.size() && readsAlongInnermost(op) &&
         outerLoopsParallel(op) && !readsReshapedView(op) &&
-        isa<linalg::GenericOp, linalg::FillOp>(op)) {
+        isa<linalg::GenericOp, linalg::FillOp, linalg::AddOp>(op)) {
       t.rowRank = ranges.size();
       t.rowInner = ranges.back() % tuning.rowTile == 0 ? tuning.rowTile : 0;
     }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Iterators.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -178,6 +179,12 @@ void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall) {
     if (o != forall && isOpTriviallyDead(o))
       rw.eraseOp(o);
   });
+}
+
+/// A tensor that linalg.fill sets to zero.
+bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
 }
 
 /// The inverse of packHeadMajor for one head's transposed tiles:
@@ -605,16 +612,23 @@ void BackwardLowering::lowerHead(OnlineAttentionBackwardOp headOp, Value b,
   rw.setInsertionPoint(headOp);
   size_t levels = factors.size();
   OpFoldResult zero = rw.getIndexAttr(0);
-  // The head's accumulators, from the packed destinations.
+  // The head's accumulators: zeros, or from the packed destinations.
+  auto start = [&](Value packed, ArrayRef<OpFoldResult> offsets,
+                   ArrayRef<int64_t> sizes,
+                   ArrayRef<int64_t> shape) -> Value {
+    if (!packed)
+      return filledTensor(rw, loc, shape, elt, floatConstant(rw, loc, elt, 0.0));
+    return slice(packed, offsets, sizes, shape);
+  };
   SmallVector<Value> carried;
   for (auto [l, f] : llvm::enumerate(factors))
-    carried.push_back(slice(dqueries[l], {b, h, zero, zero},
+    carried.push_back(start(dqueries[l], {b, h, zero, zero},
                             {1, 1, tqPad / f, headDim}, {tqPad / f, headDim}));
   for (auto [l, f] : llvm::enumerate(factors))
-    carried.push_back(slice(dkeysT[l], {b, h, zero, zero, zero},
+    carried.push_back(start(dkeysT[l], {b, h, zero, zero, zero},
                             {1, 1, keyTiles, headDim, tileK / f},
                             {keyTiles, headDim, tileK / f}));
-  carried.push_back(slice(dvalueT, {b, h, zero, zero, zero},
+  carried.push_back(start(dvalueT, {b, h, zero, zero, zero},
                           {1, 1, keyTiles, headDim, tileK},
                           {keyTiles, headDim, tileK}));
 
@@ -749,14 +763,21 @@ LogicalResult BackwardLowering::run() {
     queriesT.push_back(pack(q, tqPad / f, {}, /*transposed=*/true));
     keys.push_back(pack(k, tileK / f, rad, /*transposed=*/false));
     keysT.push_back(pack(k, tileK / f, rad, /*transposed=*/true));
-    dqueries.push_back(
-        pack(padded.getDqueryInit()[l], tqPad / f, {}, /*transposed=*/false));
-    dkeysT.push_back(
-        pack(padded.getDkeyInit()[l], tileK / f, rad, /*transposed=*/true));
+    // Zero destinations (what the adjoint passes) are not packed: each head
+    // starts from zeros of its own.
+    dqueries.push_back(isZeroFill(op.getDqueryInit()[l])
+                           ? Value()
+                           : pack(padded.getDqueryInit()[l], tqPad / f, {},
+                                  /*transposed=*/false));
+    dkeysT.push_back(isZeroFill(op.getDkeyInit()[l])
+                         ? Value()
+                         : pack(padded.getDkeyInit()[l], tileK / f, rad,
+                                /*transposed=*/true));
   }
   valueT = pack(padded.getValue(), tileK, order.radices, /*transposed=*/true);
-  dvalueT =
-      pack(padded.getDvalueInit(), tileK, order.radices, /*transposed=*/true);
+  if (!isZeroFill(op.getDvalueInit()))
+    dvalueT =
+        pack(padded.getDvalueInit(), tileK, order.radices, /*transposed=*/true);
   dout = pack(padded.getDout(), tqPad, {}, /*transposed=*/false);
   doutT = pack(padded.getDout(), tqPad, {}, /*transposed=*/true);
   lse = padded.getLse();
