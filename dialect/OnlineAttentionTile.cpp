@@ -999,8 +999,14 @@ OnlineAttentionBackwardOp::decomposeOperation(OpBuilder &b) {
   unsigned levels = getFactors().size();
   SmallVector<Value> results;
   for (unsigned k = 0; k < r.size(); ++k) {
-    // dK^T and dV^T back to the keys' layout.
-    Value m = k < levels ? r[k] : transposed(r[k]);
+    // dK^T and dV^T back to the keys' layout, into their destinations (in
+    // place: a loop carrying them yields the buffer it was given).
+    Value m = r[k];
+    if (k >= levels)
+      m = linalg::TransposeOp::create(b, loc, m,
+                                      matrix(getDpsInits()[k]),
+                                      ArrayRef<int64_t>{1, 0})
+              .getResult()[0];
     results.push_back(tensor::ExpandShapeOp::create(
         b, loc, getResult(k).getType(), m, toMatrix));
   }

@@ -196,9 +196,12 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
   // Beyond 2-D, only ops that read and write every operand along the
   // innermost loop: the strided 4-D broadcast of a coarse level block
   // (keys in order) sends the vector patterns below into an endless
-  // rewrite loop (seen with MLIR 22), so it stays as loops.
+  // rewrite loop (seen with MLIR 22), so it stays as loops; so do rank-3
+  // copies between strided views (the tiles that upstream tiling inserts
+  // back into a B x T x D destination).
   unsigned loops = op.getNumLoops();
-  if ((loops > 2 && !readsAlongInnermost(op)) || !outerLoopsParallel(op))
+  if ((loops > 2 && !readsAlongInnermost(op)) || !outerLoopsParallel(op) ||
+      (loops > 2 && isa<linalg::CopyOp>(op)))
     return std::nullopt;
   Tiles t{Tiles::Rows};
   t.rowRank = loops; // every loop but the innermost by 1, whole rows

@@ -177,3 +177,24 @@ func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tens
   %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @fused_attention
+// CHECK: %{{[^,]+}}, %{{[^ ]+}} = hkt.fused_attention ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%{{[^ ]+}} : tensor<1x8x4xf32>) weights(%{{[^ ]+}} : tensor<2x2xf32>) lengths(%{{[^ ]+}} : tensor<1xi32>) outs(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x2x8xf32>) {causal = true, factors = array<i64: 1, 2>} -> tensor<1x8x4xf32>, tensor<1x2x8xf32>
+func.func @fused_attention(%q0: tensor<1x8x4xf32>, %q1: tensor<1x4x4xf32>, %k0: tensor<1x8x4xf32>, %k1: tensor<1x4x4xf32>, %v: tensor<1x8x4xf32>, %w: tensor<2x2xf32>, %len: tensor<1xi32>, %o: tensor<1x8x4xf32>, %l: tensor<1x2x8xf32>) -> (tensor<1x8x4xf32>, tensor<1x2x8xf32>) {
+  %y, %lse = hkt.fused_attention ins(%q0, %q1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%k0, %k1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%v : tensor<1x8x4xf32>) weights(%w : tensor<2x2xf32>) lengths(%len : tensor<1xi32>) outs(%o, %l : tensor<1x8x4xf32>, tensor<1x2x8xf32>) {causal = true, factors = array<i64: 1, 2>} -> tensor<1x8x4xf32>, tensor<1x2x8xf32>
+  return %y, %lse : tensor<1x8x4xf32>, tensor<1x2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @online_attention_backward
+// CHECK: %{{.+}} = hkt.online_attention_backward ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%{{[^ ]+}} : tensor<1x8x4xf32>) grads(%{{[^ ]+}} : tensor<1x8x4xf32>) stats(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x2x8xf32>, tensor<1x2x8xf32>) lengths(%{{[^ ]+}} : tensor<1xi32>) outs(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) key_grads(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x8x4xf32>, tensor<1x4x4xf32>) value_grad(%{{[^ ]+}} : tensor<1x8x4xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x8x4xf32>, tensor<1x4x4xf32>), (tensor<1x8x4xf32>, tensor<1x4x4xf32>), tensor<1x8x4xf32>
+// CHECK: hkt.online_attention_backward {{.*}} offsets(%{{[^,]+}}, %{{[^ ]+}}) outs({{.*}} {causal = true, factors = array<i64: 1>} -> (tensor<1x4x4xf32>), (tensor<1x4x4xf32>), tensor<1x4x4xf32>
+func.func @online_attention_backward(%q0: tensor<1x8x4xf32>, %q1: tensor<1x4x4xf32>, %k0: tensor<1x8x4xf32>, %k1: tensor<1x4x4xf32>, %v: tensor<1x8x4xf32>, %dy: tensor<1x8x4xf32>, %lse: tensor<1x2x8xf32>, %delta: tensor<1x2x8xf32>, %len: tensor<1xi32>, %i0: index, %j0: index, %t: tensor<1x4x4xf32>, %r: tensor<1x2x4xf32>) -> (tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x8x4xf32>, tensor<1x4x4xf32>) {
+  %g:5 = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%k0, %k1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%v : tensor<1x8x4xf32>) grads(%dy : tensor<1x8x4xf32>) stats(%lse, %delta : tensor<1x2x8xf32>, tensor<1x2x8xf32>) lengths(%len : tensor<1xi32>) outs(%q0, %q1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) key_grads(%k0, %k1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) value_grad(%v : tensor<1x8x4xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x8x4xf32>, tensor<1x4x4xf32>), (tensor<1x8x4xf32>, tensor<1x4x4xf32>), tensor<1x8x4xf32>
+  // A tile: any shapes, with its sequence positions.
+  %h:3 = hkt.online_attention_backward ins(%t : tensor<1x4x4xf32>) keys(%t : tensor<1x4x4xf32>) values(%t : tensor<1x4x4xf32>) grads(%t : tensor<1x4x4xf32>) stats(%r, %r : tensor<1x2x4xf32>, tensor<1x2x4xf32>) offsets(%i0, %j0) outs(%t : tensor<1x4x4xf32>) key_grads(%t : tensor<1x4x4xf32>) value_grad(%t : tensor<1x4x4xf32>) {causal = true, factors = array<i64: 1>} -> (tensor<1x4x4xf32>), (tensor<1x4x4xf32>), tensor<1x4x4xf32>
+  return %g#0, %g#1, %g#2, %g#3, %g#4, %h#2 : tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x8x4xf32>, tensor<1x4x4xf32>, tensor<1x8x4xf32>, tensor<1x4x4xf32>
+}

@@ -102,7 +102,8 @@ func.func @mask_softmax(%s: tensor<1x1x4x4xf32>, %len: tensor<1xi32>) -> tensor<
 // CHECK-LABEL: func.func @downsample_grad
 // CHECK-SAME: -> (tensor<1x5x2xf32> {hkt.name = "darg0"}, tensor<2x3xf32> {hkt.name = "darg1"}, tensor<2xf32> {hkt.name = "darg2"})
 // CHECK: %[[DB:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<2xf32>)
-// CHECK: %[[DW:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: %[[DWT:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel", "parallel"]} {{.*}} outs(%{{.*}} : tensor<3x2xf32>)
+// CHECK: %[[DW:.+]] = linalg.transpose ins(%[[DWT]] : tensor<3x2xf32>) outs(%{{.*}} : tensor<2x3xf32>) permutation = [1, 0]
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 3, 1, 2] [1, 1, 1, 1] : tensor<1x3x2xf32> into tensor<1x4x2x2xf32>
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] : tensor<1x4x2x2xf32> into tensor<1x8x2xf32>
 // CHECK: %[[DX:.+]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x5x2xf32>)
@@ -122,7 +123,8 @@ func.func @downsample(%x: tensor<1x5x2xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf
 // CHECK: math.exp
 // CHECK: tensor.expand_shape {{.*}} : tensor<1x4x4xf32> into tensor<1x4x2x2xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel", "reduction"]} {{.*}} outs(%{{.*}} : tensor<2xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK: %[[DUT:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel", "parallel"]} {{.*}} outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK: linalg.transpose ins(%[[DUT]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<4x2xf32>) permutation = [1, 0]
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<1x4x4xf32> into tensor<1x5x4xf32>
 func.func @hybrid(%a: tensor<1x4x4xf32>, %v: tensor<1x4x4xf32>, %u: tensor<4x2xf32>, %g: tensor<2xf32>) -> tensor<1x4x4xf32> {
   %e = tensor.empty() : tensor<1x4x4xf32>
@@ -133,12 +135,15 @@ func.func @hybrid(%a: tensor<1x4x4xf32>, %v: tensor<1x4x4xf32>, %u: tensor<4x2xf
 // -----
 
 // Matmul (accumulating into its destination, whose producer, a fill, takes
-// nothing further) and reshapes: dA = dC B^T, dB = A^T dC through the views.
+// nothing further) and reshapes: dA = dC B^T, dB = A^T dC through the views,
+// as matmuls on transposed copies (what the CPU codegen vectorises).
 // CHECK-LABEL: func.func @project_grad
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>, %[[W:.+]]: tensor<4x5xf32>, %[[DY:.+]]: tensor<2x3x5xf32> {hkt.name = "dresult0"})
 // CHECK: %[[DC:.+]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]] : tensor<2x3x5xf32> into tensor<6x5xf32>
-// CHECK: %[[DA:.+]] = linalg.generic {{.*}} ins(%[[DC]], %[[W]] : tensor<6x5xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<6x4xf32>)
-// CHECK: %[[DW:.+]] = linalg.generic {{.*}} ins(%{{.*}}, %[[DC]] : tensor<6x4xf32>, tensor<6x5xf32>) outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK: %[[WT:.+]] = linalg.transpose ins(%[[W]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<5x4xf32>) permutation = [1, 0]
+// CHECK: %[[DA:.+]] = linalg.matmul ins(%[[DC]], %[[WT]] : tensor<6x5xf32>, tensor<5x4xf32>) outs(%{{.*}} : tensor<6x4xf32>)
+// CHECK: %[[XT:.+]] = linalg.transpose ins(%{{.*}} : tensor<6x4xf32>) outs(%{{.*}} : tensor<4x6xf32>) permutation = [1, 0]
+// CHECK: %[[DW:.+]] = linalg.matmul ins(%[[XT]], %[[DC]] : tensor<4x6xf32>, tensor<6x5xf32>) outs(%{{.*}} : tensor<4x5xf32>)
 // CHECK: %[[DX:.+]] = tensor.expand_shape %[[DA]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
 // CHECK: return %[[DX]], %[[DW]]
 func.func @project(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<2x3x5xf32> {

@@ -18,9 +18,8 @@
 // FUSED: hkt.hybrid ins(%[[ATTN]],
 // FUSED-NOT: hkt.attend
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[$LAMBDA0:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2, 0)>
-// CHECK-DAG: #[[$LAMBDA1:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2, 1)>
-// CHECK-DAG: #[[$LAMBDA2:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2, 2)>
+// CHECK-DAG: #[[$COLS:.+]] = affine_map<(d0, d1) -> (d1 floordiv 2, d0)>
+// CHECK-DAG: #[[$COL:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 2, d1)>
 // CHECK-LABEL: func.func @layer
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x9x4xf32>, %[[WQ:[^:]+]]: tensor<3x4x4xf32>, %[[WK:[^:]+]]: tensor<3x4x4xf32>, %[[WV:[^:]+]]: tensor<4x4xf32>, %[[WO:[^:]+]]: tensor<4x4xf32>, %[[TH:[^:]+]]: tensor<2x3xf32>, %[[DW:[^:]+]]: tensor<2x4x3xf32>, %[[DB:[^:]+]]: tensor<2x4xf32>, %[[U:[^:]+]]: tensor<4x3xf32>, %[[G:[^:]+]]: tensor<2xf32>, %[[LEN:[^:]+]]: tensor<2xi32>)
@@ -54,21 +53,26 @@
 // CHECK: %[[AINIT:.+]] = tensor.empty() : tensor<2x9x4xf32>
 //   lambda = softmax(theta) over the levels, folded with 1/sqrt(d) into each level's queries.
 // CHECK: %[[LAMBDA:.+]] = linalg.softmax dimension(1) ins(%[[TH]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<2x3xf32>)
-// CHECK: %[[SQ0:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$LAMBDA0]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q0]], %[[LAMBDA]] : tensor<2x9x4xf32>, tensor<2x3xf32>) outs(%{{.+}} : tensor<2x9x4xf32>)
-// CHECK-NEXT: ^bb0(%[[QA:.+]]: f32, %[[LA:.+]]: f32, %{{.+}}: f32):
+//   Per level and column: lambda[c / d, l] / sqrt(d), then q_l times its row.
+// CHECK: %[[W:.+]] = linalg.generic {indexing_maps = [#[[$COLS]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[LAMBDA]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[LA:.+]]: f32, %{{.+}}: f32):
 // CHECK-NEXT: %[[WA:.+]] = arith.mulf %[[LA]], %[[SCALE]] : f32
-// CHECK-NEXT: %[[RA:.+]] = arith.mulf %[[QA]], %[[WA]] : f32
-// CHECK-NEXT: linalg.yield %[[RA]] : f32
-// CHECK: %[[SQ1:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$LAMBDA1]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q1]], %[[LAMBDA]] : tensor<2x5x4xf32>, tensor<2x3xf32>) outs(%{{.+}} : tensor<2x5x4xf32>)
-// CHECK-NEXT: ^bb0(%[[QB:.+]]: f32, %[[LB:.+]]: f32, %{{.+}}: f32):
-// CHECK-NEXT: %[[WB:.+]] = arith.mulf %[[LB]], %[[SCALE]] : f32
-// CHECK-NEXT: %[[RB:.+]] = arith.mulf %[[QB]], %[[WB]] : f32
-// CHECK-NEXT: linalg.yield %[[RB]] : f32
-// CHECK: %[[SQ2:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$LAMBDA2]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q2]], %[[LAMBDA]] : tensor<2x3x4xf32>, tensor<2x3xf32>) outs(%{{.+}} : tensor<2x3x4xf32>)
-// CHECK-NEXT: ^bb0(%[[QC:.+]]: f32, %[[LC:.+]]: f32, %{{.+}}: f32):
-// CHECK-NEXT: %[[WC:.+]] = arith.mulf %[[LC]], %[[SCALE]] : f32
-// CHECK-NEXT: %[[RC:.+]] = arith.mulf %[[QC]], %[[WC]] : f32
-// CHECK-NEXT: linalg.yield %[[RC]] : f32
+// CHECK-NEXT: linalg.yield %[[WA]] : f32
+// CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
+// CHECK: %[[SQ0:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q0]], %[[W0]] : tensor<2x9x4xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<2x9x4xf32>)
+// CHECK-NEXT: ^bb0(%[[Q0A:.+]]: f32, %[[W0A:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[R0:.+]] = arith.mulf %[[Q0A]], %[[W0A]] : f32
+// CHECK-NEXT: linalg.yield %[[R0]] : f32
+// CHECK: %[[W1:.+]] = tensor.extract_slice %[[W]][1, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
+// CHECK: %[[SQ1:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q1]], %[[W1]] : tensor<2x5x4xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<2x5x4xf32>)
+// CHECK-NEXT: ^bb0(%[[Q1A:.+]]: f32, %[[W1A:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[R1:.+]] = arith.mulf %[[Q1A]], %[[W1A]] : f32
+// CHECK-NEXT: linalg.yield %[[R1]] : f32
+// CHECK: %[[W2:.+]] = tensor.extract_slice %[[W]][2, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
+// CHECK: %[[SQ2:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[Q2]], %[[W2]] : tensor<2x3x4xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<2x3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[Q2A:.+]]: f32, %[[W2A:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[R2:.+]] = arith.mulf %[[Q2A]], %[[W2A]] : f32
+// CHECK-NEXT: linalg.yield %[[R2]] : f32
 //   Running state: acc = 0, max = the lowest finite float (not -inf), sum = 0.
 // CHECK: %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<2x9x4xf32>)
 // CHECK: %[[MAX0:.+]] = linalg.fill ins(%[[LOWEST]] : f32) outs(%{{.+}} : tensor<2x2x9xf32>)
@@ -115,8 +119,8 @@ func.func @layer(%x: tensor<2x9x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x
 // FUSED: %[[A:[^,]+]], %{{[^ ,]+}} = hkt.fused_attention {{.*}} {factors = array<i64: 1, 2>} -> tensor<2x7x8xf32>, tensor<2x2x7xf32>
 // FUSED: return %[[A]]
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[$LAMBDA0:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 4, 0)>
-// CHECK-DAG: #[[$LAMBDA1:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 4, 1)>
+// CHECK-DAG: #[[$COLS:.+]] = affine_map<(d0, d1) -> (d1 floordiv 4, d0)>
+// CHECK-DAG: #[[$COL:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 4, d1)>
 // CHECK-LABEL: func.func @steps
 // CHECK-SAME: (%[[Q0:[^:]+]]: tensor<2x7x8xf32>, %[[K0:[^:]+]]: tensor<2x7x8xf32>, %[[Q1:[^:]+]]: tensor<2x4x8xf32>, %[[K1:[^:]+]]: tensor<2x4x8xf32>, %[[TH:[^:]+]]: tensor<2x2xf32>, %[[V:[^:]+]]: tensor<2x7x8xf32>, %[[INIT:[^:]+]]: tensor<2x7x8xf32>)
@@ -124,10 +128,12 @@ func.func @layer(%x: tensor<2x9x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
 // CHECK: %[[LAMBDA:.+]] = linalg.softmax dimension(1) ins(%[[TH]] : tensor<2x2xf32>)
-// CHECK: %[[SQ0:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$LAMBDA0]], #[[$ID]]], {{.*}} ins(%[[Q0]], %[[LAMBDA]] : tensor<2x7x8xf32>, tensor<2x2xf32>)
+// CHECK: %[[W:.+]] = linalg.generic {indexing_maps = [#[[$COLS]], #{{.+}}], {{.*}} ins(%[[LAMBDA]] : tensor<2x2xf32>) outs(%{{.+}} : tensor<2x8xf32>)
 // CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
-// CHECK: %[[SQ1:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$LAMBDA1]], #[[$ID]]], {{.*}} ins(%[[Q1]], %[[LAMBDA]] : tensor<2x4x8xf32>, tensor<2x2xf32>)
-// CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK: %[[W0:.+]] = tensor.extract_slice %[[W]][0, 0] [1, 8] [1, 1]
+// CHECK: %[[SQ0:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$ID]]], {{.*}} ins(%[[Q0]], %[[W0]] : tensor<2x7x8xf32>, tensor<8xf32>)
+// CHECK: %[[W1:.+]] = tensor.extract_slice %[[W]][1, 0] [1, 8] [1, 1]
+// CHECK: %[[SQ1:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$ID]]], {{.*}} ins(%[[Q1]], %[[W1]] : tensor<2x4x8xf32>, tensor<8xf32>)
 // CHECK: %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<2x7x8xf32>)
 // CHECK: %[[MAX0:.+]] = linalg.fill ins(%[[LOWEST]] : f32) outs(%{{.+}} : tensor<2x2x7xf32>)
 // CHECK: %[[SUM0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<2x2x7xf32>)

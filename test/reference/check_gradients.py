@@ -9,11 +9,15 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
   check_gradients.py --hkt-compile PATH --hkt-run PATH
                      --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
                      [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
+                     [--transform LIB.mlir --hkt-opt PATH]
 
 For each pipeline, `hkt-compile --layer CFG --backward --pipeline P` builds the
 module and `hkt-run --grads G.safetensors` calls `layer_grad` on fresh random
 x, parameters, key lengths and dy; G holds d(sum(y * dy)) for x and every
-parameter under their names. Prints
+parameter under their names. With --transform, one more module, `tiled`:
+the fused gradient IR (hkt-compile --emit-mlir) rewritten by the transform
+library LIB with hkt-opt (upstream tiling of the fused backward, say), then
+compiled. Prints
 one line per pipeline `config=... seed=... pipeline=... worst=NAME rel_err=...
 OK` (exit 0) or `FAIL` with every gradient's error (exit 1); usage and tool
 errors exit 2. The seed is printed on stderr at once (HKT_TEST_SEED
@@ -46,6 +50,8 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--transform")
+    ap.add_argument("--hkt-opt")
     return ap.parse_args(argv)
 
 
@@ -82,11 +88,29 @@ def main(argv):
         inputs += ["--input", "lengths=" + os.path.join(wd, "lengths.npy")]
 
     failed = False
-    for pipeline in args.pipeline.split(","):
+    pipelines = args.pipeline.split(",")
+    if args.transform:
+        if not args.hkt_opt:
+            raise CheckError("--transform needs --hkt-opt")
+        pipelines.append("tiled")
+    for pipeline in pipelines:
         moddir = os.path.join(wd, "mod-" + pipeline)
         grads_path = os.path.join(wd, "grads-%s.safetensors" % pipeline)
-        run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
-                  "--pipeline", pipeline, "-o", moddir], args.timeout)
+        if pipeline == "tiled":
+            grad_mlir = os.path.join(wd, "grad.mlir")
+            tiled_mlir = os.path.join(wd, "tiled.mlir")
+            emitted = run_tool([args.hkt_compile, "--layer", layer_json,
+                                "--backward", "--emit-mlir"], args.timeout)
+            with open(grad_mlir, "wb") as f:
+                f.write(emitted.stdout)
+            run_tool([args.hkt_opt, grad_mlir,
+                      "--transform-preload-library=transform-library-paths="
+                      + args.transform, "--transform-interpreter",
+                      "-o", tiled_mlir], args.timeout)
+            run_tool([args.hkt_compile, tiled_mlir, "-o", moddir], args.timeout)
+        else:
+            run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
+                      "--pipeline", pipeline, "-o", moddir], args.timeout)
         run_tool([args.hkt_run, moddir, "--quiet", "--params", st_path,
                   "--grads", grads_path] + inputs, args.timeout)
         got_all = read_safetensors(grads_path)
