@@ -38,3 +38,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// The backward's tiles hold whole coarse rows too: 3 queries at factor 2.
+func.func @backward_misaligned(%q0: tensor<1x12x4xf32>, %q1: tensor<1x6x4xf32>, %s: tensor<1x1x12xf32>) -> tensor<1x12x4xf32> {
+  // expected-error @+3 {{tiles along the query and key dimensions must be multiples of every level factor (2)}}
+  // expected-error @+2 {{to tile operation}}
+  // expected-error @+1 {{failed to generate tiling loops}}
+  %g:5 = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) keys(%q0, %q1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) values(%q0 : tensor<1x12x4xf32>) grads(%q0 : tensor<1x12x4xf32>) stats(%s, %s : tensor<1x1x12xf32>, tensor<1x1x12xf32>) outs(%q0, %q1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) key_grads(%q0, %q1 : tensor<1x12x4xf32>, tensor<1x6x4xf32>) value_grad(%q0 : tensor<1x12x4xf32>) {factors = array<i64: 1, 2>} -> (tensor<1x12x4xf32>, tensor<1x6x4xf32>), (tensor<1x12x4xf32>, tensor<1x6x4xf32>), tensor<1x12x4xf32>
+  return %g#0 : tensor<1x12x4xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["hkt.online_attention_backward"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tile, %for = transform.structured.tile_using_for %op tile_sizes [0, 0, 3, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}

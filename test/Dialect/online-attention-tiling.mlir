@@ -95,3 +95,44 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// hkt.online_attention_backward through upstream tiling: the iteration
+// domain is (b, h, i, j), parallel in b and h; i and j are both reductions
+// (dK, dV sum over queries, dQ over keys), so they are tiled with scf.for:
+// 16-key tiles outside carrying every gradient, 32-query tiles inside. A
+// key tile's dK (both levels) and dV are carried whole by the query loop;
+// the query tile's dQ slices are cut from and put back into the carried
+// dQ; each tile op carries its sequence positions in offsets(...).
+// CHECK-LABEL: func.func @tile_backward
+// CHECK-SAME: (%[[Q0:[^:]+]]: tensor<2x64x8xf32>, %[[Q1:[^:]+]]: tensor<2x32x8xf32>, %[[K0:[^:]+]]: tensor<2x64x8xf32>, %[[K1:[^:]+]]: tensor<2x32x8xf32>, %[[V:[^:]+]]: tensor<2x64x8xf32>, %[[DY:[^:]+]]: tensor<2x64x8xf32>, %[[LSE:[^:]+]]: tensor<2x2x64xf32>, %[[DELTA:[^:]+]]: tensor<2x2x64xf32>, %[[LEN:[^:]+]]: tensor<2xi32>)
+// CHECK: %[[R:.+]]:5 = scf.forall (%[[B:[^,]+]], %[[H:[^)]+]]) in (2, 2) shared_outs(%[[DQ0:[^ ]+]] = %[[Q0]], %[[DQ1:[^ ]+]] = %[[Q1]], %[[DK0:[^ ]+]] = %[[K0]], %[[DK1:[^ ]+]] = %[[K1]], %[[DV:[^ ]+]] = %[[V]])
+// CHECK-DAG: tensor.extract_slice %[[LSE]][%[[B]], %[[H]], 0] [1, 1, 64]
+// CHECK-DAG: tensor.extract_slice %[[DELTA]][%[[B]], %[[H]], 0] [1, 1, 64]
+// CHECK: %[[KEYS:.+]]:5 = scf.for %[[J0:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<1x64x4xf32>, tensor<1x32x4xf32>, tensor<1x64x4xf32>, tensor<1x32x4xf32>, tensor<1x64x4xf32>)
+// CHECK: %[[QUERIES:.+]]:5 = scf.for %[[I0:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<1x64x4xf32>, tensor<1x32x4xf32>, tensor<1x16x4xf32>, tensor<1x8x4xf32>, tensor<1x16x4xf32>)
+// CHECK: %[[DQT:[^:]+]]:2, %[[DKT:[^:]+]]:2, %[[DVT:[^ ]+]] = hkt.online_attention_backward ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x32x4xf32>, tensor<1x16x4xf32>) keys(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x16x4xf32>, tensor<1x8x4xf32>) values(%{{[^ ]+}} : tensor<1x16x4xf32>) grads(%{{[^ ]+}} : tensor<1x32x4xf32>) stats(%{{[^,]+}}, %{{[^ ]+}} : tensor<1x1x32xf32>, tensor<1x1x32xf32>) lengths(%{{[^ ]+}} : tensor<1xi32>) offsets(%[[I0]], %[[J0]])
+// CHECK-SAME: {causal = true, factors = array<i64: 1, 2>}
+// CHECK: tensor.insert_slice %[[DQT]]#0 into %{{.+}}[0, %[[I0]], 0] [1, 32, 4]
+// CHECK: tensor.insert_slice %[[DQT]]#1 into %{{.+}} [1, 16, 4]
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %[[DKT]]#0, %[[DKT]]#1, %[[DVT]]
+// CHECK: tensor.insert_slice %[[QUERIES]]#2 into %{{.+}}[0, %[[J0]], 0] [1, 16, 4]
+// CHECK: tensor.insert_slice %[[QUERIES]]#3 into %{{.+}} [1, 8, 4]
+// CHECK: tensor.insert_slice %[[QUERIES]]#4 into %{{.+}}[0, %[[J0]], 0] [1, 16, 4]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[KEYS]]#0 into %[[DQ0]][%[[B]], 0, %{{.+}}] [1, 64, 4]
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3, %[[R]]#4
+func.func @tile_backward(%q0: tensor<2x64x8xf32>, %q1: tensor<2x32x8xf32>, %k0: tensor<2x64x8xf32>, %k1: tensor<2x32x8xf32>, %v: tensor<2x64x8xf32>, %dy: tensor<2x64x8xf32>, %lse: tensor<2x2x64xf32>, %delta: tensor<2x2x64xf32>, %len: tensor<2xi32>) -> (tensor<2x64x8xf32>, tensor<2x32x8xf32>, tensor<2x64x8xf32>, tensor<2x32x8xf32>, tensor<2x64x8xf32>) {
+  %g:5 = hkt.online_attention_backward ins(%q0, %q1 : tensor<2x64x8xf32>, tensor<2x32x8xf32>) keys(%k0, %k1 : tensor<2x64x8xf32>, tensor<2x32x8xf32>) values(%v : tensor<2x64x8xf32>) grads(%dy : tensor<2x64x8xf32>) stats(%lse, %delta : tensor<2x2x64xf32>, tensor<2x2x64xf32>) lengths(%len : tensor<2xi32>) outs(%q0, %q1 : tensor<2x64x8xf32>, tensor<2x32x8xf32>) key_grads(%k0, %k1 : tensor<2x64x8xf32>, tensor<2x32x8xf32>) value_grad(%v : tensor<2x64x8xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<2x64x8xf32>, tensor<2x32x8xf32>), (tensor<2x64x8xf32>, tensor<2x32x8xf32>), tensor<2x64x8xf32>
+  return %g#0, %g#1, %g#2, %g#3, %g#4 : tensor<2x64x8xf32>, tensor<2x32x8xf32>, tensor<2x64x8xf32>, tensor<2x32x8xf32>, tensor<2x64x8xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["hkt.online_attention_backward"]} in %root : (!transform.any_op) -> !transform.any_op
+    %heads, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %keys, %for0 = transform.structured.tile_using_for %heads tile_sizes [0, 0, 0, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tile, %for1 = transform.structured.tile_using_for %keys tile_sizes [0, 0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}

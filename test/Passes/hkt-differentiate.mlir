@@ -233,3 +233,48 @@ func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tens
   %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The fused attention (what hkt-fuse makes of SPEC 3-6): its adjoint is the
+// FlashAttention-2 backward. delta = per-head row sums of dout * out (the
+// lse gets no gradient here, so nothing is subtracted), the scaled queries
+// q_l * lambda[h, l] / sqrt(d) recomputed, hkt.online_attention_backward
+// from the forward's lse, then dq_l = dsq_l * lambda / sqrt(d) and dlambda
+// per level from dsq_l . q_l.
+// CHECK-DAG: #[[$HEADROW:.+]] = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 2, d1)>
+// CHECK-LABEL: func.func @fused_attention_grad
+// CHECK-SAME: (%[[Q0:[^:]+]]: tensor<1x8x4xf32>, %[[Q1:[^:]+]]: tensor<1x4x4xf32>, %[[K0:[^:]+]]: tensor<1x8x4xf32>, %[[K1:[^:]+]]: tensor<1x4x4xf32>, %[[V:[^:]+]]: tensor<1x8x4xf32>, %[[W:[^:]+]]: tensor<2x2xf32>, %[[DY:[^:]+]]: tensor<1x8x4xf32> {hkt.name = "dresult0"})
+// CHECK: %[[Y:[^,]+]], %[[LSE:[^ ]+]] = hkt.fused_attention
+// CHECK: %[[DELTA:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[$HEADROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[DY]], %[[Y]] : tensor<1x8x4xf32>, tensor<1x8x4xf32>) outs(%{{.+}} : tensor<1x2x8xf32>)
+// CHECK-NOT: arith.subf
+// CHECK: %[[SQ0:.+]] = linalg.generic {{.*}} ins(%[[Q0]], %{{.+}} : tensor<1x8x4xf32>, tensor<4xf32>)
+// CHECK: %[[SQ1:.+]] = linalg.generic {{.*}} ins(%[[Q1]], %{{.+}} : tensor<1x4x4xf32>, tensor<4xf32>)
+// CHECK: %[[DQ:[^:]+]]:2, %[[DK:[^:]+]]:2, %[[DV:[^ ]+]] = hkt.online_attention_backward ins(%[[SQ0]], %[[SQ1]] : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%[[K0]], %[[K1]] : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%[[V]] : tensor<1x8x4xf32>) grads(%[[DY]] : tensor<1x8x4xf32>) stats(%[[LSE]], %[[DELTA]] : tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+// CHECK-SAME: {causal = true, factors = array<i64: 1, 2>}
+// CHECK: %[[DQ0:.+]] = linalg.generic {{.*}} ins(%[[DQ]]#0, %{{.+}} : tensor<1x8x4xf32>, tensor<4xf32>)
+// CHECK: %[[DQ1:.+]] = linalg.generic {{.*}} ins(%[[DQ]]#1, %{{.+}} : tensor<1x4x4xf32>, tensor<4xf32>)
+// CHECK: %[[DW0:.+]] = linalg.generic {{.*}} ins(%[[DQ]]#0, %[[Q0]] : tensor<1x8x4xf32>, tensor<1x8x4xf32>) outs(%{{.+}} : tensor<2x2xf32>)
+// CHECK: %[[DW:.+]] = linalg.generic {{.*}} ins(%[[DQ]]#1, %[[Q1]] : tensor<1x4x4xf32>, tensor<1x4x4xf32>) outs(%[[DW0]] : tensor<2x2xf32>)
+// CHECK: return %[[DQ0]], %[[DQ1]], %[[DK]]#0, %[[DK]]#1, %[[DV]], %[[DW]]
+func.func @fused_attention(%q0: tensor<1x8x4xf32>, %q1: tensor<1x4x4xf32>, %k0: tensor<1x8x4xf32>, %k1: tensor<1x4x4xf32>, %v: tensor<1x8x4xf32>, %w: tensor<2x2xf32>) -> tensor<1x8x4xf32> {
+  %o = tensor.empty() : tensor<1x8x4xf32>
+  %l = tensor.empty() : tensor<1x2x8xf32>
+  %y, %lse = hkt.fused_attention ins(%q0, %q1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) keys(%k0, %k1 : tensor<1x8x4xf32>, tensor<1x4x4xf32>) values(%v : tensor<1x8x4xf32>) weights(%w : tensor<2x2xf32>) outs(%o, %l : tensor<1x8x4xf32>, tensor<1x2x8xf32>) {causal = true, factors = array<i64: 1, 2>} -> tensor<1x8x4xf32>, tensor<1x2x8xf32>
+  return %y : tensor<1x8x4xf32>
+}
+
+// -----
+
+// When the lse is returned too, its gradient enters delta: delta - dlse.
+// CHECK-LABEL: func.func @fused_attention_lse_grad
+// CHECK: %[[D:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {{.*}} ins(%[[D]], %{{.+}} : tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+// CHECK: arith.subf
+// CHECK: hkt.online_attention_backward
+func.func @fused_attention_lse(%q0: tensor<1x8x4xf32>, %k0: tensor<1x8x4xf32>, %v: tensor<1x8x4xf32>, %w: tensor<2x1xf32>) -> (tensor<1x8x4xf32>, tensor<1x2x8xf32>) {
+  %o = tensor.empty() : tensor<1x8x4xf32>
+  %l = tensor.empty() : tensor<1x2x8xf32>
+  %y, %lse = hkt.fused_attention ins(%q0 : tensor<1x8x4xf32>) keys(%k0 : tensor<1x8x4xf32>) values(%v : tensor<1x8x4xf32>) weights(%w : tensor<2x1xf32>) outs(%o, %l : tensor<1x8x4xf32>, tensor<1x2x8xf32>) {factors = array<i64: 1>} -> tensor<1x8x4xf32>, tensor<1x2x8xf32>
+  return %y, %lse : tensor<1x8x4xf32>, tensor<1x2x8xf32>
+}

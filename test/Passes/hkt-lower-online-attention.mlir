@@ -282,3 +282,42 @@ func.func @no_chain(%q0: tensor<1x12x4xf32>, %q1: tensor<1x6x4xf32>, %q2: tensor
   %acc, %max, %sum = hkt.online_attention ins(%q0, %q1, %q2 : tensor<1x12x4xf32>, tensor<1x6x4xf32>, tensor<1x4x4xf32>) keys(%k0, %k1, %k2 : tensor<1x12x4xf32>, tensor<1x6x4xf32>, tensor<1x4x4xf32>) values(%v : tensor<1x12x4xf32>) outs(%a, %m, %s : tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>) {causal = true, factors = array<i64: 1, 2, 3>} -> tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>
   return %acc, %max, %sum : tensor<1x12x4xf32>, tensor<1x1x12xf32>, tensor<1x1x12xf32>
 }
+
+// -----
+
+// The backward (two levels, causal, T = 128, d = 32, 64 x 64 tiles):
+// upstream tiling gives the parallel loop over (batch, head); per head, key
+// tiles outside (their count from the key length) carrying dQ, the tile's
+// dK^T per level and dV^T, query tiles inside from the first one that
+// reaches the key tile (causal). Per tile pair: the level-1 block (32 x 32)
+// once, broadcast into the 64 x 64 scores with the level-0 block added; P
+// from the lse (masked only where the tile crosses the diagonal); dV^T +=
+// dout^T P; dP = dout V^T; dS; the level-1 block sums; then dQ and dK^T per
+// level, each from its own block. Nothing of size T x T.
+// DEFAULT-LABEL: func.func @backward
+// DEFAULT: scf.forall (%{{[^,]+}}, %{{[^)]+}}) in (1, 2) shared_outs(
+// DEFAULT: scf.for %[[KT:[^ ]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<128x32xf32>, tensor<64x32xf32>, tensor<2x32x64xf32>, tensor<2x32x32xf32>, tensor<2x32x64xf32>)
+// DEFAULT: scf.for %{{[^ ]+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<128x32xf32>, tensor<64x32xf32>, tensor<32x64xf32>, tensor<32x32xf32>, tensor<32x64xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<32x32xf32>, tensor<32x32xf32>) outs(%{{[^ ]+}} : tensor<32x32xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<64x32xf32>, tensor<32x64xf32>) outs(%{{[^ ]+}} : tensor<64x64xf32>)
+// DEFAULT: scf.if
+// DEFAULT: math.exp
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<32x64xf32>, tensor<64x64xf32>) outs(%{{[^ ]+}} : tensor<32x64xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<64x32xf32>, tensor<32x64xf32>) outs(%{{[^ ]+}} : tensor<64x64xf32>)
+// DEFAULT: arith.subf
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<64x64xf32>, tensor<64x32xf32>) outs(%{{[^ ]+}} : tensor<64x32xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<32x32xf32>, tensor<32x32xf32>) outs(%{{[^ ]+}} : tensor<32x32xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<32x64xf32>, tensor<64x64xf32>) outs(%{{[^ ]+}} : tensor<32x64xf32>)
+// DEFAULT: linalg.matmul ins(%{{[^,]+}}, %{{[^ ]+}} : tensor<32x32xf32>, tensor<32x32xf32>) outs(%{{[^ ]+}} : tensor<32x32xf32>)
+// DEFAULT: scf.forall.in_parallel
+// DEFAULT-NOT: 128x128
+// DEFAULT: return
+func.func @backward(%q0: tensor<1x128x64xf32>, %q1: tensor<1x64x64xf32>, %k0: tensor<1x128x64xf32>, %k1: tensor<1x64x64xf32>, %v: tensor<1x128x64xf32>, %dy: tensor<1x128x64xf32>, %lse: tensor<1x2x128xf32>, %delta: tensor<1x2x128xf32>) -> (tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x128x64xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x128x64xf32>) -> tensor<1x128x64xf32>
+  %e1 = tensor.empty() : tensor<1x64x64xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  %g:5 = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) keys(%k0, %k1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) values(%v : tensor<1x128x64xf32>) grads(%dy : tensor<1x128x64xf32>) stats(%lse, %delta : tensor<1x2x128xf32>, tensor<1x2x128xf32>) outs(%z0, %z1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) key_grads(%z0, %z1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) value_grad(%z0 : tensor<1x128x64xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x128x64xf32>, tensor<1x64x64xf32>), (tensor<1x128x64xf32>, tensor<1x64x64xf32>), tensor<1x128x64xf32>
+  return %g#0, %g#1, %g#2, %g#3, %g#4 : tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>
+}
