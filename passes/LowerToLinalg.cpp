@@ -335,6 +335,19 @@ struct HktLowerToLinalgPass
     });
     if (leftover.wasInterrupted())
       return signalPassFailure();
+    // The fused ops have no reference lowering: they are what the fused
+    // pipeline tiles (hkt-lower-online-attention).
+    leftover = root->walk([](Operation *op) {
+      if (!isa<FusedAttentionOp, OnlineAttentionOp, OnlineAttentionBackwardOp>(
+              op))
+        return WalkResult::advance();
+      op->emitOpError("is lowered by hkt-lower-online-attention (the fused "
+                      "pipeline), not by the reference lowering; a tile of "
+                      "one batch row and head is decomposed by hkt-decompose");
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      return signalPassFailure();
 
     ConversionTarget target(getContext());
     target.addIllegalDialect<HKTDialect>();
