@@ -10,6 +10,7 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
                      --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
                      [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
                      [--transform LIB.mlir --hkt-opt PATH]
+                     [--tile-q N --tile-k N]
 
 For each pipeline, `hkt-compile --layer CFG --backward --pipeline P` builds the
 module and `hkt-run --grads G.safetensors` calls `layer_grad` on fresh random
@@ -50,6 +51,8 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--tile-q", type=int)
+    ap.add_argument("--tile-k", type=int)
     ap.add_argument("--transform")
     ap.add_argument("--hkt-opt")
     return ap.parse_args(argv)
@@ -109,8 +112,15 @@ def main(argv):
                       "-o", tiled_mlir], args.timeout)
             run_tool([args.hkt_compile, tiled_mlir, "-o", moddir], args.timeout)
         else:
+            tiles = []
+            if pipeline == "fused":
+                if args.tile_q:
+                    tiles += ["--tile-q", str(args.tile_q)]
+                if args.tile_k:
+                    tiles += ["--tile-k", str(args.tile_k)]
             run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
-                      "--pipeline", pipeline, "-o", moddir], args.timeout)
+                      "--pipeline", pipeline, "-o", moddir] + tiles,
+                     args.timeout)
         run_tool([args.hkt_run, moddir, "--quiet", "--params", st_path,
                   "--grads", grads_path] + inputs, args.timeout)
         got_all = read_safetensors(grads_path)
