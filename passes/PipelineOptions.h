@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kReferencePipelineArg =
 /// benchmark table of docs/performance.md.
 inline constexpr int64_t kDefaultTileQ = 64;
 inline constexpr int64_t kDefaultTileK = 64;
+/// hkt.online_attention_backward on key sequences of at least this length
+/// takes key tiles this many times wider than tile-k (LowerOnlineAttention.cpp).
+inline constexpr int64_t kBackwardLongSequence = 8192;
+inline constexpr int64_t kBackwardLongKeyTileFactor = 4;
 
 /// Vector register width assumed when none is given (hkt-cpu-codegen's
 /// vector-bits); hkt-compile passes the target's own width.

@@ -321,3 +321,19 @@ func.func @backward(%q0: tensor<1x128x64xf32>, %q1: tensor<1x64x64xf32>, %k0: te
   %g:5 = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) keys(%k0, %k1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) values(%v : tensor<1x128x64xf32>) grads(%dy : tensor<1x128x64xf32>) stats(%lse, %delta : tensor<1x2x128xf32>, tensor<1x2x128xf32>) outs(%z0, %z1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) key_grads(%z0, %z1 : tensor<1x128x64xf32>, tensor<1x64x64xf32>) value_grad(%z0 : tensor<1x128x64xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x128x64xf32>, tensor<1x64x64xf32>), (tensor<1x128x64xf32>, tensor<1x64x64xf32>), tensor<1x128x64xf32>
   return %g#0, %g#1, %g#2, %g#3, %g#4 : tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>, tensor<1x64x64xf32>, tensor<1x128x64xf32>
 }
+
+// -----
+
+// A long sequence (Tk >= 8192): the backward takes key tiles 4x tile-k (256
+// by default; the forward keeps 64): each key tile streams the head's query
+// side through the caches once, so wider tiles stream it less often.
+// DEFAULT-LABEL: func.func @backward_long
+// DEFAULT: scf.for %{{[^ ]+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args({{.*}}) -> (tensor<8192x32xf32>, tensor<32x32x256xf32>, tensor<32x32x256xf32>)
+// DEFAULT: scf.for %{{[^ ]+}} = %{{.+}} to %{{.+}} step %c64{{.*}} iter_args({{.*}}) -> (tensor<8192x32xf32>, tensor<32x256xf32>, tensor<32x256xf32>)
+func.func @backward_long(%q0: tensor<1x8192x64xf32>, %v: tensor<1x8192x64xf32>, %lse: tensor<1x2x8192xf32>) -> tensor<1x8192x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8192x64xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8192x64xf32>) -> tensor<1x8192x64xf32>
+  %g:3 = hkt.online_attention_backward ins(%q0 : tensor<1x8192x64xf32>) keys(%q0 : tensor<1x8192x64xf32>) values(%v : tensor<1x8192x64xf32>) grads(%v : tensor<1x8192x64xf32>) stats(%lse, %lse : tensor<1x2x8192xf32>, tensor<1x2x8192xf32>) outs(%z0 : tensor<1x8192x64xf32>) key_grads(%z0 : tensor<1x8192x64xf32>) value_grad(%z0 : tensor<1x8192x64xf32>) {causal = true, factors = array<i64: 1>} -> (tensor<1x8192x64xf32>), (tensor<1x8192x64xf32>), tensor<1x8192x64xf32>
+  return %g#2 : tensor<1x8192x64xf32>
+}
