@@ -10,7 +10,7 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
                      --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
                      [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
                      [--transform LIB.mlir --hkt-opt PATH]
-                     [--tile-q N --tile-k N]
+                     [--tile-q N --tile-k N] [--cpu NAME]
 
 For each pipeline, `hkt-compile --layer CFG --backward --pipeline P` builds the
 module and `hkt-run --grads G.safetensors` calls `layer_grad` on fresh random
@@ -51,6 +51,7 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
     ap.add_argument("--tile-q", type=int)
     ap.add_argument("--tile-k", type=int)
     ap.add_argument("--transform")
@@ -68,6 +69,8 @@ def main(argv):
     seed = args.seed if args.seed is not None else pick_seed("check_gradients.py")
     rng = np.random.default_rng(seed)
     head = "config=%s seed=%d" % (cfg_str, seed)
+    if args.cpu:
+        head += " cpu=%s" % args.cpu
 
     x = rng.standard_normal((B, T, D)).astype(np.float32)
     params = R.random_params(rng, cfg, D, dtype=np.float32)
@@ -118,6 +121,8 @@ def main(argv):
                     tiles += ["--tile-q", str(args.tile_q)]
                 if args.tile_k:
                     tiles += ["--tile-k", str(args.tile_k)]
+            if args.cpu:
+                tiles += ["--cpu", args.cpu]
             run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
                       "--pipeline", pipeline, "-o", moddir] + tiles,
                      args.timeout)
