@@ -44,16 +44,6 @@ Value generic(OpBuilder &b, Location loc, RankedTensorType type,
   return tensorGeneric(b, loc, type, inputs, maps, iterators, body);
 }
 
-/// The transpose of a matrix (a small one: the weight gradients are summed
-/// K x D, column index innermost, and turned into D x K at the end).
-Value transposed2d(OpBuilder &b, Location loc, Value m) {
-  RankedTensorType t = typeOf(m);
-  Value init = tensor::EmptyOp::create(b, loc, {t.getDimSize(1), t.getDimSize(0)},
-                                       t.getElementType());
-  return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
-      .getResult()[0];
-}
-
 /// The identity map over `rank` loops.
 AffineMap identity(unsigned rank, MLIRContext *ctx) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -135,7 +125,7 @@ LogicalResult DownsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
        indexingMap(4, {e0, e1 * s + (k - 1) - e2, e3}, ctx),
        indexingMap(4, {e2, e3}, ctx)},
       {kRed, kRed, kPar, kPar}, mul);
-  Value dw = transposed2d(b, loc, dwT);
+  Value dw = transposeMatrix(b, loc, dwT);
   // z: dout spread to every s-th position of a B x (n s) x D zero tensor,
   // n s >= T + k - 1.
   int64_t n = (t + k - 1 + s - 1) / s;
@@ -483,7 +473,9 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
        indexingMap(4, {e0, e1 + (kc - 1) - e2, e3}, ctx),
        indexingMap(4, {e2, e3}, ctx)},
       {kRed, kRed, kPar, kPar}, mul);
-  Value du = transposed2d(b, loc, duT);
+  // (The weight gradients are summed K x D, column index innermost, then
+  // transposed to D x K.)
+  Value du = transposeMatrix(b, loc, duT);
   // dV (convolution branch): dims (b, j, c, m) over dC padded on the right.
   Value dcp = padSequence(b, loc, dconv, 0, kc - 1);
   Value dv = generic(b, loc, type, {dcp, getConvU()},
@@ -701,21 +693,13 @@ struct MatmulAdjoint
     // dA = dC W^T and dW = A^T dC as plain matmuls on transposed copies
     // (O(size) each): the CPU codegen tiles and vectorises linalg.matmul,
     // not a contraction written as linalg.generic.
-    auto transposed = [&](Value m) -> Value {
-      RankedTensorType t = typeOf(m);
-      Value init = tensor::EmptyOp::create(
-          b, loc, {t.getDimSize(1), t.getDimSize(0)}, t.getElementType());
-      return linalg::TransposeOp::create(b, loc, m, init,
-                                         ArrayRef<int64_t>{1, 0})
-          .getResult()[0];
-    };
     auto matmul = [&](Value x, Value y, RankedTensorType type) -> Value {
       return linalg::MatmulOp::create(b, loc, ValueRange{x, y},
                                       ValueRange{zerosOf(b, loc, type)})
           .getResult(0);
     };
-    Value da = matmul(dc, transposed(w), typeOf(a));
-    Value dw = matmul(transposed(a), dc, typeOf(w));
+    Value da = matmul(dc, transposeMatrix(b, loc, w), typeOf(a));
+    Value dw = matmul(transposeMatrix(b, loc, a), dc, typeOf(w));
     grads.assign({da, dw, dc});
     return success();
   }

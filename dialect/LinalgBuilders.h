@@ -69,6 +69,15 @@ inline Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
                                  type.getElementType());
 }
 
+/// The transpose of a matrix, into a new tensor.
+inline Value transposeMatrix(OpBuilder &b, Location loc, Value m) {
+  auto type = cast<RankedTensorType>(m.getType());
+  Value init = tensor::EmptyOp::create(
+      b, loc, {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
 /// `x` (B x T x D) inside zeros of B x (before + T + after) x D: causal
 /// left padding (`before`) and the room a transposed convolution reads past
 /// the end (`after`).

@@ -407,6 +407,12 @@ struct TileGeometry {
     return {{offsets[0], apply(s0.floorDiv(f), {offsets[dim]}), col0},
             {sizes[0], apply(s0.ceilDiv(f), {sizes[dim]}), cols}};
   }
+  /// The sequence position of a tile's first row (query, `offset` along i)
+  /// or key (along j), inside an op placed at `base` (null: 0).
+  Value position(Value base, OpFoldResult offset) {
+    OpFoldResult p = base ? apply(s0 + s1, {base, offset}) : offset;
+    return getValueOrCreateConstantIndexOp(b, loc, p);
+  }
   /// The B x H x Tq tile of max and sum.
   std::pair<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>> rowTile() {
     return {{offsets[0], offsets[1], offsets[2]},
@@ -419,6 +425,51 @@ struct TileGeometry {
   AffineExpr s0, s1;
   OpFoldResult col0, cols;
 };
+
+/// A tile holds whole coarse rows: offsets along i and j (dimensions 2, 3
+/// of the iteration domain) are multiples of every factor, and so are sizes,
+/// except a tail that ends the dimension (checked where static).
+LogicalResult checkTileAlignment(Operation *op, ArrayRef<int64_t> factors,
+                                 ArrayRef<Range> domain,
+                                 ArrayRef<OpFoldResult> offsets,
+                                 ArrayRef<OpFoldResult> sizes) {
+  int64_t align = alignmentOf(factors);
+  for (unsigned d : {2u, 3u}) {
+    std::optional<int64_t> offset = getConstantIntValue(offsets[d]),
+                           size = getConstantIntValue(sizes[d]),
+                           extent = getConstantIntValue(domain[d].size);
+    bool tail = offset && size && extent && *offset + *size == *extent;
+    if ((offset && *offset % align) || (size && *size % align && !tail))
+      return op->emitOpError()
+             << "tiles along the query and key dimensions must be multiples "
+                "of every level factor ("
+             << align << ")";
+  }
+  return success();
+}
+
+/// What a decomposition takes: every operand static, one batch row and one
+/// head (tiling by [1, 1, tq, tk] gives that), sequence sizes multiples of
+/// every factor.
+bool isStaticOneHeadTile(Operation *op, ArrayRef<int64_t> factors,
+                         int64_t batch, int64_t heads, int64_t tq,
+                         int64_t tk) {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return false;
+  int64_t align = alignmentOf(factors);
+  return batch == 1 && heads == 1 && tq % align == 0 && tk % align == 0;
+}
+
+/// The key length of a one-row tile's `lengths` (null: none), as an index.
+Value tileKeyLength(OpBuilder &b, Location loc, Value lengths) {
+  if (!lengths)
+    return Value();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value len = tensor::ExtractOp::create(b, loc, lengths, ValueRange{zero});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+}
 
 Value sliceOf(OpBuilder &b, Location loc, Value src,
               ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes,
@@ -456,18 +507,9 @@ OnlineAttentionOp::getTiledImplementation(OpBuilder &b,
     return emitOpError("tiling needs a static model width and head count");
   // A tile holds whole coarse rows: offsets along i and j are multiples of
   // every factor, and so are sizes, except a tail that ends the dimension.
-  int64_t align = alignmentOf(getFactors());
-  SmallVector<Range> domain = getIterationDomain(b);
-  for (unsigned d : {2u, 3u}) {
-    std::optional<int64_t> offset = getConstantIntValue(offsets[d]),
-                           size = getConstantIntValue(sizes[d]),
-                           extent = getConstantIntValue(domain[d].size);
-    bool tail = offset && size && extent && *offset + *size == *extent;
-    if ((offset && *offset % align) || (size && *size % align && !tail))
-      return emitOpError() << "tiles along the query and key dimensions must "
-                              "be multiples of every level factor ("
-                           << align << ")";
-  }
+  if (failed(checkTileAlignment(getOperation(), getFactors(),
+                                getIterationDomain(b), offsets, sizes)))
+    return failure();
 
   TileGeometry g(b, loc, dim / heads, offsets, sizes);
   SmallVector<Operation *> slices;
@@ -489,12 +531,8 @@ OnlineAttentionOp::getTiledImplementation(OpBuilder &b,
   if (getLengths())
     lengths = sliceOf(b, loc, getLengths(), {offsets[0]}, {sizes[0]}, slices);
   // Sequence positions of the tile's first query and key.
-  auto position = [&](Value base, OpFoldResult offset) -> Value {
-    OpFoldResult p = base ? g.apply(g.s0 + g.s1, {base, offset}) : offset;
-    return getValueOrCreateConstantIndexOp(b, loc, p);
-  };
-  Value queryOffset = position(getQueryOffset(), offsets[2]);
-  Value keyOffset = position(getKeyOffset(), offsets[3]);
+  Value queryOffset = g.position(getQueryOffset(), offsets[2]);
+  Value keyOffset = g.position(getKeyOffset(), offsets[3]);
 
   auto tiled = OnlineAttentionOp::create(
       b, loc, TypeRange{acc.getType(), max.getType(), sum.getType()}, queries,
@@ -523,16 +561,11 @@ LogicalResult OnlineAttentionOp::getResultTilePosition(
 //===----------------------------------------------------------------------===//
 
 bool OnlineAttentionOp::isDecomposableTile() {
-  // One batch row and one head, static: what tiling by [1, 1, tq, tk] gives.
-  for (Value v : getOperands())
-    if (auto t = dyn_cast<RankedTensorType>(v.getType());
-        t && !t.hasStaticShape())
-      return false;
-  int64_t align = alignmentOf(getFactors());
-  return getAcc().getType().getDimSize(0) == 1 &&
-         getMax().getType().getDimSize(1) == 1 &&
-         getAcc().getType().getDimSize(1) % align == 0 &&
-         getValue().getType().getDimSize(1) % align == 0;
+  return isStaticOneHeadTile(getOperation(), getFactors(),
+                             getAcc().getType().getDimSize(0),
+                             getMax().getType().getDimSize(1),
+                             getAcc().getType().getDimSize(1),
+                             getValue().getType().getDimSize(1));
 }
 
 FailureOr<SmallVector<Value>>
@@ -553,16 +586,8 @@ OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
   OnlineAttentionTileOperands tile;
   for (Value q : getQueries())
     tile.queries.push_back(matrix(q));
-  for (Value k : getKeys()) {
-    Value key = matrix(k);
-    auto type = cast<RankedTensorType>(key.getType());
-    Value init = tensor::EmptyOp::create(
-        b, loc, {type.getDimSize(1), type.getDimSize(0)},
-        type.getElementType());
-    tile.keysT.push_back(linalg::TransposeOp::create(
-                             b, loc, key, init, ArrayRef<int64_t>{1, 0})
-                             .getResult()[0]);
-  }
+  for (Value k : getKeys())
+    tile.keysT.push_back(transposeMatrix(b, loc, matrix(k)));
   tile.value = matrix(getValue());
   tile.acc = matrix(getAcc());
   tile.max = row(getMax());
@@ -570,11 +595,7 @@ OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   tile.queryOffset = getQueryOffset() ? getQueryOffset() : zero;
   tile.keyOffset = getKeyOffset() ? getKeyOffset() : zero;
-  if (Value lengths = getLengths()) {
-    Value len = tensor::ExtractOp::create(b, loc, lengths, ValueRange{zero});
-    tile.keyLength =
-        arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
-  }
+  tile.keyLength = tileKeyLength(b, loc, getLengths());
   tile.causal = getCausal();
   SmallVector<Value> results = buildOnlineAttentionTile(
       b, loc, tile, getFactors(), KeyTileOrder(), TileMask::IfNeeded);
@@ -866,18 +887,9 @@ FailureOr<TilingResult> OnlineAttentionBackwardOp::getTiledImplementation(
           heads = getLse().getType().getDimSize(1);
   if (ShapedType::isDynamic(dim) || ShapedType::isDynamic(heads))
     return emitOpError("tiling needs a static model width and head count");
-  int64_t align = alignmentOf(getFactors());
-  SmallVector<Range> domain = getIterationDomain(b);
-  for (unsigned d : {2u, 3u}) {
-    std::optional<int64_t> offset = getConstantIntValue(offsets[d]),
-                           size = getConstantIntValue(sizes[d]),
-                           extent = getConstantIntValue(domain[d].size);
-    bool tail = offset && size && extent && *offset + *size == *extent;
-    if ((offset && *offset % align) || (size && *size % align && !tail))
-      return emitOpError() << "tiles along the query and key dimensions must "
-                              "be multiples of every level factor ("
-                           << align << ")";
-  }
+  if (failed(checkTileAlignment(getOperation(), getFactors(),
+                                getIterationDomain(b), offsets, sizes)))
+    return failure();
 
   TileGeometry g(b, loc, dim / heads, offsets, sizes);
   SmallVector<Operation *> slices;
@@ -901,12 +913,8 @@ FailureOr<TilingResult> OnlineAttentionBackwardOp::getTiledImplementation(
   Value lengths;
   if (getLengths())
     lengths = sliceOf(b, loc, getLengths(), {offsets[0]}, {sizes[0]}, slices);
-  auto position = [&](Value base, OpFoldResult offset) -> Value {
-    OpFoldResult p = base ? g.apply(g.s0 + g.s1, {base, offset}) : offset;
-    return getValueOrCreateConstantIndexOp(b, loc, p);
-  };
-  Value queryOffset = position(getQueryOffset(), offsets[2]);
-  Value keyOffset = position(getKeyOffset(), offsets[3]);
+  Value queryOffset = g.position(getQueryOffset(), offsets[2]);
+  Value keyOffset = g.position(getKeyOffset(), offsets[3]);
 
   auto tiled = OnlineAttentionBackwardOp::create(
       b, loc, ValueRange(dqueries).getTypes(), ValueRange(dkeys).getTypes(),
@@ -941,15 +949,11 @@ LogicalResult OnlineAttentionBackwardOp::getResultTilePosition(
 //===----------------------------------------------------------------------===//
 
 bool OnlineAttentionBackwardOp::isDecomposableTile() {
-  for (Value v : getOperands())
-    if (auto t = dyn_cast<RankedTensorType>(v.getType());
-        t && !t.hasStaticShape())
-      return false;
-  int64_t align = alignmentOf(getFactors());
-  return getDout().getType().getDimSize(0) == 1 &&
-         getLse().getType().getDimSize(1) == 1 &&
-         getDout().getType().getDimSize(1) % align == 0 &&
-         getValue().getType().getDimSize(1) % align == 0;
+  return isStaticOneHeadTile(getOperation(), getFactors(),
+                             getDout().getType().getDimSize(0),
+                             getLse().getType().getDimSize(1),
+                             getDout().getType().getDimSize(1),
+                             getValue().getType().getDimSize(1));
 }
 
 FailureOr<SmallVector<Value>>
@@ -962,14 +966,7 @@ OnlineAttentionBackwardOp::decomposeOperation(OpBuilder &b) {
   auto matrix = [&](Value v) -> Value {
     return tensor::CollapseShapeOp::create(b, loc, v, toMatrix);
   };
-  auto transposed = [&](Value m) -> Value {
-    auto type = cast<RankedTensorType>(m.getType());
-    Value init = tensor::EmptyOp::create(
-        b, loc, {type.getDimSize(1), type.getDimSize(0)},
-        type.getElementType());
-    return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
-        .getResult()[0];
-  };
+  auto transposed = [&](Value m) { return transposeMatrix(b, loc, m); };
   OnlineAttentionBackwardTileOperands tile;
   for (auto [q, k, dq, dk] : llvm::zip(getQueries(), getKeys(),
                                        getDqueryInit(), getDkeyInit())) {
@@ -989,10 +986,7 @@ OnlineAttentionBackwardOp::decomposeOperation(OpBuilder &b) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   tile.queryOffset = getQueryOffset() ? getQueryOffset() : zero;
   tile.keyOffset = getKeyOffset() ? getKeyOffset() : zero;
-  if (Value lengths = getLengths()) {
-    Value len = tensor::ExtractOp::create(b, loc, lengths, ValueRange{zero});
-    tile.keyLength = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
-  }
+  tile.keyLength = tileKeyLength(b, loc, getLengths());
   tile.causal = getCausal();
   SmallVector<Value> r = buildOnlineAttentionBackwardTile(
       b, loc, tile, getFactors(), KeyTileOrder(), TileMask::IfNeeded);

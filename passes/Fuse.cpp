@@ -14,8 +14,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <cmath>
-
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTFUSEPASS
 #include "passes/Passes.h.inc"

@@ -40,6 +40,36 @@ namespace {
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+/// Tile sizes from the requested ones: whole coarse blocks (multiples of
+/// every factor), no larger than the (padded) sequence; and the sequences
+/// padded to whole tiles.
+void chooseTiles(ArrayRef<int64_t> factors, int64_t tq, int64_t tk,
+                 int64_t requestedQ, int64_t requestedK, int64_t &tileQ,
+                 int64_t &tileK, int64_t &tqPad, int64_t &tkPad) {
+  int64_t align = 1;
+  for (int64_t f : factors)
+    align = std::lcm(align, f);
+  tileQ = roundUp(std::min(requestedQ, roundUp(tq, align)), align);
+  tileK = roundUp(std::min(requestedK, roundUp(tk, align)), align);
+  tqPad = roundUp(tq, tileQ);
+  tkPad = roundUp(tk, tileK);
+}
+
+/// A rank-reduced static slice of `src` (unit strides).
+Value staticSlice(RewriterBase &rw, Location loc, RankedTensorType type,
+                  Value src, ArrayRef<OpFoldResult> offsets,
+                  ArrayRef<int64_t> sizes) {
+  return tensor::ExtractSliceOp::create(
+      rw, loc, type, src, offsets, getAsIndexOpFoldResult(rw.getContext(), sizes),
+      SmallVector<OpFoldResult>(sizes.size(), rw.getIndexAttr(1)));
+}
+
+/// The key length of batch row `b` from B x int key lengths, as an index.
+Value rowKeyLength(RewriterBase &rw, Location loc, Value keyLengths, Value b) {
+  Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
+  return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+}
+
 /// Zero-pads dimension `dim` of `v` up to `size` (at the end).
 Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
               int64_t size, Value padValue) {
@@ -248,16 +278,9 @@ private:
   Value padTo(Value v, unsigned dim, int64_t size, Value padValue) {
     return padHigh(rw, loc, v, dim, size, padValue);
   }
-  /// A rank-reduced static slice of `src` (unit strides).
   Value slice(Value src, ArrayRef<OpFoldResult> offsets,
               ArrayRef<int64_t> sizes, ArrayRef<int64_t> resultShape) {
-    SmallVector<OpFoldResult> sz, st;
-    for (int64_t s : sizes) {
-      sz.push_back(rw.getIndexAttr(s));
-      st.push_back(rw.getIndexAttr(1));
-    }
-    return tensor::ExtractSliceOp::create(rw, loc, type(resultShape), src,
-                                          offsets, sz, st);
+    return staticSlice(rw, loc, type(resultShape), src, offsets, sizes);
   }
 
   Value packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> radices,
@@ -271,10 +294,8 @@ private:
   /// length (clamped to the sequence), the sequence when it was padded, or
   /// null when no key is ever masked for its length.
   Value keyLength(Value b) {
-    if (op.getLengths()) {
-      Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
-      return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
-    }
+    if (op.getLengths())
+      return rowKeyLength(rw, loc, keyLengths, b);
     return tkPad != tk ? index(tk) : Value();
   }
 
@@ -415,14 +436,8 @@ LogicalResult Lowering::run() {
   headDim = accType.getDimSize(2) / heads;
   tk = op.getValue().getType().getDimSize(1);
   factors.assign(op.getFactors().begin(), op.getFactors().end());
-  int64_t align = 1;
-  for (int64_t f : factors)
-    align = std::lcm(align, f);
-  // Tiles hold whole coarse blocks, and need not exceed the (padded) sequence.
-  tileQ = roundUp(std::min(requestedQ, roundUp(tq, align)), align);
-  tileK = roundUp(std::min(requestedK, roundUp(tk, align)), align);
-  tqPad = roundUp(tq, tileQ);
-  tkPad = roundUp(tk, tileK);
+  chooseTiles(factors, tq, tk, requestedQ, requestedK, tileQ, tileK, tqPad,
+              tkPad);
   order = KeyTileOrder(factors, tileK);
 
   rw.setInsertionPoint(op);
@@ -533,31 +548,18 @@ private:
              bool transposed) {
     return packHeadMajor(rw, loc, src, heads, tileLen, radices, transposed);
   }
-  /// A rank-reduced static slice of `src` (unit strides).
   Value slice(Value src, ArrayRef<OpFoldResult> offsets,
               ArrayRef<int64_t> sizes, ArrayRef<int64_t> resultShape) {
-    SmallVector<OpFoldResult> sz, st;
-    for (int64_t s : sizes) {
-      sz.push_back(rw.getIndexAttr(s));
-      st.push_back(rw.getIndexAttr(1));
-    }
-    return tensor::ExtractSliceOp::create(rw, loc, type(resultShape), src,
-                                          offsets, sz, st);
+    return staticSlice(rw, loc, type(resultShape), src, offsets, sizes);
   }
   Value insert(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
                ArrayRef<int64_t> sizes) {
-    SmallVector<OpFoldResult> sz, st;
-    for (int64_t s : sizes) {
-      sz.push_back(rw.getIndexAttr(s));
-      st.push_back(rw.getIndexAttr(1));
-    }
-    return tensor::InsertSliceOp::create(rw, loc, src, dest, offsets, sz, st);
+    return tensor::InsertSliceOp::create(
+        rw, loc, src, dest, offsets, getAsIndexOpFoldResult(rw.getContext(), sizes),
+        SmallVector<OpFoldResult>(sizes.size(), rw.getIndexAttr(1)));
   }
   Value keyLength(Value b) {
-    if (!keyLengths)
-      return Value();
-    Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
-    return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+    return keyLengths ? rowKeyLength(rw, loc, keyLengths, b) : Value();
   }
 
   OnlineAttentionBackwardOp padToWholeTiles();
@@ -743,9 +745,6 @@ LogicalResult BackwardLowering::run() {
   headDim = doutType.getDimSize(2) / heads;
   tk = op.getValue().getType().getDimSize(1);
   factors.assign(op.getFactors().begin(), op.getFactors().end());
-  int64_t align = 1;
-  for (int64_t f : factors)
-    align = std::lcm(align, f);
   // Long sequences: each key tile streams the head's query side (queries,
   // dout and their transposes, dQ: about 7 Tq d floats) through the caches
   // once, which outgrows them from T = 8192 on; 4x wider key tiles stream it
@@ -753,10 +752,8 @@ LogicalResult BackwardLowering::run() {
   // at T = 8192 and 16384, no better at 4096, slower at 1024).
   if (tk >= kBackwardLongSequence)
     requestedK *= kBackwardLongKeyTileFactor;
-  tileQ = roundUp(std::min(requestedQ, roundUp(tq, align)), align);
-  tileK = roundUp(std::min(requestedK, roundUp(tk, align)), align);
-  tqPad = roundUp(tq, tileQ);
-  tkPad = roundUp(tk, tileK);
+  chooseTiles(factors, tq, tk, requestedQ, requestedK, tileQ, tileK, tqPad,
+              tkPad);
   keyTiles = tkPad / tileK;
   order = KeyTileOrder(factors, tileK);
 
