@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/JSON.h"
@@ -119,6 +121,20 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
   return c;
 }
 
+std::string mlir::hkt::modelConfigToJson(const ModelConfig &c) {
+  llvm::json::Object obj{{"vocab", c.vocab},   {"max_len", c.maxLen},
+                         {"dim", c.dim},       {"heads", c.heads},
+                         {"layers", c.layers}, {"levels", c.levels},
+                         {"stride", c.stride}, {"kernel", c.kernel},
+                         {"conv_kernel", c.convKernel},
+                         {"hybrid", c.hybrid}, {"causal", c.causal},
+                         {"ffn", c.ffn},       {"classes", c.classes}};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(std::move(obj));
+  return out;
+}
+
 namespace {
 /// Builds the model's ops into one function body.
 struct ModelBuilder {
@@ -176,21 +192,196 @@ struct ModelBuilder {
 };
 } // namespace
 
+namespace {
+namespace attr = ::hkt::format::attr;
+
+/// How a batched entry combines its row function's results over the rows.
+enum class Combine { Rows, Mean, Sum };
+
+/// Builds the public entry `name` that runs the private batch-1 function
+/// `row` on every row of a batch of dynamic size B: `tokens` (B x max_len)
+/// and `labels` (B), if `row` takes them, are sliced one row per call, every
+/// other argument is passed through, except `seed` (an argument index, if
+/// any), the gradient of the mean loss, which each row receives divided by
+/// B. Results: `Rows` stacks the rows' 1 x N results into B x N, `Mean`
+/// averages scalar results, `Sum` adds the rest (gradients of parameters).
+func::FuncOp buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
+                               StringRef name, int64_t maxBatch,
+                               ArrayRef<Combine> combine,
+                               std::optional<unsigned> seed) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  FunctionType rowType = row.getFunctionType();
+  auto batched = [&](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[0] = ShapedType::kDynamic;
+    return RankedTensorType::get(shape, tensor.getElementType());
+  };
+  auto symbolsOf = [&](RankedTensorType t) {
+    SmallVector<Attribute> symbols(t.getRank(), b.getStringAttr(""));
+    symbols[0] = b.getStringAttr("B");
+    return b.getArrayAttr(symbols);
+  };
+  auto isRowArg = [&](unsigned i) {
+    auto n = row.getArgAttrOfType<StringAttr>(i, attr::kName);
+    return n && (n.getValue() == "tokens" || n.getValue() == "labels");
+  };
+  SmallVector<Type> inputs, results;
+  for (auto [i, t] : llvm::enumerate(rowType.getInputs()))
+    inputs.push_back(isRowArg(i) ? batched(t) : t);
+  for (auto [i, t] : llvm::enumerate(rowType.getResults()))
+    results.push_back(combine[i] == Combine::Rows ? batched(t) : t);
+  auto fn = func::FuncOp::create(b, loc, name,
+                                 b.getFunctionType(inputs, results));
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    NamedAttrList attrs(row.getArgAttrDict(i));
+    if (isRowArg(i)) {
+      auto t = cast<RankedTensorType>(inputs[i]);
+      SmallVector<int64_t> bounds(t.getShape());
+      bounds[0] = maxBatch;
+      attrs.set(attr::kBounds, b.getDenseI64ArrayAttr(bounds));
+      attrs.set(attr::kDims, symbolsOf(t));
+    }
+    fn.setArgAttrs(i, attrs.getDictionary(ctx));
+  }
+  for (unsigned i = 0; i < results.size(); ++i) {
+    NamedAttrList attrs(row.getResultAttrDict(i));
+    if (combine[i] == Combine::Rows)
+      attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i])));
+    fn.setResultAttrs(i, attrs.getDictionary(ctx));
+  }
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value tokens = fn.getArgument(0);
+  Value batch = tensor::DimOp::create(b, loc, tokens, c0);
+  Value batchF32 = arith::UIToFPOp::create(
+      b, loc, f32,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
+  // d loss_row = d loss / B.
+  Value rowSeed;
+  if (seed) {
+    Value d = tensor::ExtractOp::create(b, loc, fn.getArgument(*seed));
+    rowSeed = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, f32),
+        ValueRange{arith::DivFOp::create(b, loc, d, batchF32)});
+  }
+  SmallVector<Value> inits;
+  for (auto [i, t] : llvm::enumerate(results)) {
+    auto tensor = cast<RankedTensorType>(t);
+    switch (combine[i]) {
+    case Combine::Rows:
+      inits.push_back(tensor::EmptyOp::create(
+          b, loc, tensor.getShape(), tensor.getElementType(),
+          ValueRange{batch}));
+      break;
+    case Combine::Mean:
+      inits.push_back(arith::ConstantOp::create(b, loc, f32,
+                                                b.getF32FloatAttr(0)));
+      break;
+    case Combine::Sum: {
+      Value zero =
+          arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+      Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
+                                            tensor.getElementType());
+      inits.push_back(
+          linalg::FillOp::create(b, loc, zero, empty).getResult(0));
+      break;
+    }
+    }
+  }
+  auto loop = scf::ForOp::create(
+      b, loc, c0, batch, c1, inits,
+      [&](OpBuilder &nb, Location nloc, Value r, ValueRange acc) {
+        SmallVector<Value> args;
+        for (auto [i, t] : llvm::enumerate(rowType.getInputs())) {
+          Value arg = fn.getArgument(i);
+          if (seed && i == *seed) {
+            args.push_back(rowSeed);
+          } else if (isRowArg(i)) {
+            auto rowT = cast<RankedTensorType>(t);
+            int64_t rank = rowT.getRank();
+            SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+            offsets[0] = r;
+            SmallVector<OpFoldResult> sizes, strides(rank,
+                                                     nb.getIndexAttr(1));
+            for (int64_t d : rowT.getShape())
+              sizes.push_back(nb.getIndexAttr(d));
+            args.push_back(tensor::ExtractSliceOp::create(
+                nb, nloc, rowT, arg, offsets, sizes, strides));
+          } else {
+            args.push_back(arg);
+          }
+        }
+        auto call = func::CallOp::create(nb, nloc, row, args);
+        SmallVector<Value> next;
+        for (auto [i, value] : llvm::enumerate(call.getResults())) {
+          switch (combine[i]) {
+          case Combine::Rows: {
+            auto rowT = cast<RankedTensorType>(value.getType());
+            int64_t rank = rowT.getRank();
+            SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+            offsets[0] = r;
+            SmallVector<OpFoldResult> sizes, strides(rank,
+                                                     nb.getIndexAttr(1));
+            for (int64_t d : rowT.getShape())
+              sizes.push_back(nb.getIndexAttr(d));
+            next.push_back(tensor::InsertSliceOp::create(
+                nb, nloc, value, acc[i], offsets, sizes, strides));
+            break;
+          }
+          case Combine::Mean:
+            next.push_back(arith::AddFOp::create(
+                nb, nloc, acc[i], tensor::ExtractOp::create(nb, nloc, value)));
+            break;
+          case Combine::Sum:
+            next.push_back(linalg::AddOp::create(nb, nloc,
+                                                 ValueRange{value, acc[i]},
+                                                 ValueRange{acc[i]})
+                               .getResult(0));
+            break;
+          }
+        }
+        scf::YieldOp::create(nb, nloc, next);
+      });
+  SmallVector<Value> returned;
+  for (auto [i, value] : llvm::enumerate(loop.getResults())) {
+    if (combine[i] != Combine::Mean) {
+      returned.push_back(value);
+      continue;
+    }
+    returned.push_back(tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, f32),
+        ValueRange{arith::DivFOp::create(b, loc, value, batchF32)}));
+  }
+  func::ReturnOp::create(b, loc, returned);
+  return fn;
+}
+} // namespace
+
 OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
                                                   const ModelConfig &c,
-                                                  int64_t batch, Location loc) {
+                                                  int64_t maxBatch,
+                                                  Location loc) {
   context.loadDialect<HKTDialect, func::FuncDialect, tensor::TensorDialect,
-                      linalg::LinalgDialect, arith::ArithDialect>();
+                      linalg::LinalgDialect, arith::ArithDialect,
+                      scf::SCFDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   int64_t D = c.dim, H = c.heads, L = c.levels, T = c.maxLen, F = c.ffn,
           C = c.classes;
+  // The rows are computed one at a time by the private functions
+  // <entry>_row, whose batch is 1: every op keeps its static shapes (and
+  // its tiled lowering), and one module serves any batch up to maxBatch.
+  const int64_t batch = 1;
   auto t = [&](ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, f32);
   };
-
   // The parameters, SPEC's table order and names.
   SmallVector<std::pair<std::string, Type>> params = {{"embed", t({c.vocab, D})},
                                                       {"pos", t({T, D})}};
@@ -223,7 +414,6 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
   params.push_back({"head.w", t({D, C})});
   params.push_back({"head.b", t({C})});
 
-  namespace attr = ::hkt::format::attr;
   auto build = [&](StringRef name, bool withLabels) {
     SmallVector<Type> types = {RankedTensorType::get({batch, T}, i32)};
     if (withLabels)
@@ -233,6 +423,7 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
     Type result = withLabels ? Type(t({})) : Type(t({batch, C}));
     auto fn = func::FuncOp::create(b, loc, name,
                                    b.getFunctionType(types, {result}));
+    fn.setPrivate();
     unsigned first = withLabels ? 2 : 1;
     fn.setArgAttr(0, attr::kName, b.getStringAttr("tokens"));
     fn.setArgAttr(0, attr::kRange, b.getDenseI64ArrayAttr({0, c.vocab - 1}));
@@ -298,8 +489,197 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
       out = CrossEntropyOp::create(b, loc, t({}), logits, body->getArgument(1),
                                    mb.empty({}));
     func::ReturnOp::create(b, loc, out);
+    return fn;
   };
-  build("logits", /*withLabels=*/false);
-  build("loss", /*withLabels=*/true);
+  func::FuncOp logitsRow = build(kLogitsRow, /*withLabels=*/false);
+  func::FuncOp lossRow = build(kLossRow, /*withLabels=*/true);
+  buildBatchedEntry(b, loc, logitsRow, "logits", maxBatch, {Combine::Rows},
+                    std::nullopt);
+  buildBatchedEntry(b, loc, lossRow, "loss", maxBatch, {Combine::Mean},
+                    std::nullopt);
   return module;
+}
+
+LogicalResult mlir::hkt::addModelGradientEntry(ModuleOp module,
+                                               int64_t maxBatch) {
+  std::string rowGradName = (Twine(kLossRow) + "_grad").str();
+  auto rowGrad = module.lookupSymbol<func::FuncOp>(rowGradName);
+  if (!rowGrad)
+    return module.emitError() << "internal error: no '" << rowGradName
+                              << "' (run hkt-differentiate on '" << kLossRow
+                              << "' with return-values first)";
+  rowGrad.setPrivate();
+  // loss_row_grad(tokens, labels, <parameters>, dloss) -> (loss, d<p>...).
+  std::optional<unsigned> seed;
+  for (unsigned i = 0; i < rowGrad.getNumArguments(); ++i)
+    if (auto n = rowGrad.getArgAttrOfType<StringAttr>(i, attr::kName);
+        n && n.getValue() == "dloss")
+      seed = i;
+  if (!seed || rowGrad.getNumResults() == 0)
+    return rowGrad.emitError("internal error: expected a 'dloss' argument "
+                             "and the loss as first result");
+  SmallVector<Combine> combine(rowGrad.getNumResults(), Combine::Sum);
+  combine[0] = Combine::Mean;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  func::FuncOp grad = buildBatchedEntry(b, rowGrad.getLoc(), rowGrad,
+                                        "loss_grad", maxBatch, combine, seed);
+  // d loss / d loss = 1 unless the caller binds another seed.
+  grad.setArgAttr(*seed, attr::kDefault, b.getF32FloatAttr(1.0));
+  return success();
+}
+
+LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<math::MathDialect>();
+  auto grad = module.lookupSymbol<func::FuncOp>("loss_grad");
+  if (!grad)
+    return module.emitError("internal error: no 'loss_grad' (add the model's "
+                            "gradient entry first)");
+  Location loc = grad.getLoc();
+  // loss_grad(tokens, labels, <parameters>, dloss) -> (loss, d<parameter>).
+  unsigned numParams = grad.getNumResults() - 1;
+  if (grad.getNumArguments() != numParams + 3)
+    return grad.emitError("internal error: unexpected loss_grad signature");
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  auto scalarF32 = RankedTensorType::get({}, f32);
+  auto scalarI64 = RankedTensorType::get({}, i64);
+
+  // Arguments: tokens, labels, the parameters, their first and second
+  // moments (in-out), then the hyper-parameters and the step number.
+  SmallVector<Type> inputs;
+  SmallVector<DictionaryAttr> inputAttrs;
+  auto named = [&](StringRef name, ArrayRef<NamedAttribute> more = {}) {
+    NamedAttrList attrs(more);
+    attrs.set(attr::kName, b.getStringAttr(name));
+    return attrs.getDictionary(ctx);
+  };
+  for (unsigned i = 0; i < 2; ++i) {
+    inputs.push_back(grad.getArgumentTypes()[i]);
+    inputAttrs.push_back(grad.getArgAttrDict(i));
+  }
+  SmallVector<std::string> names;
+  for (unsigned p = 0; p < numParams; ++p)
+    names.push_back(
+        grad.getArgAttrOfType<StringAttr>(2 + p, attr::kName).str());
+  auto inout = b.getNamedAttr(attr::kRole,
+                              b.getStringAttr(::hkt::format::role::kInOut));
+  for (StringRef prefix : {"", kAdamFirstMoment, kAdamSecondMoment})
+    for (unsigned p = 0; p < numParams; ++p) {
+      inputs.push_back(grad.getArgumentTypes()[2 + p]);
+      inputAttrs.push_back(named((prefix + names[p]).str(), {inout}));
+    }
+  struct Hyper {
+    const char *name;
+    double value;
+  };
+  const Hyper hypers[] = {{"lr", 1e-3},
+                          {"beta1", 0.9},
+                          {"beta2", 0.999},
+                          {"eps", 1e-8},
+                          {"weight_decay", 0.01}};
+  for (const Hyper &h : hypers) {
+    inputs.push_back(scalarF32);
+    inputAttrs.push_back(named(
+        h.name, {b.getNamedAttr(attr::kDefault, b.getF32FloatAttr(h.value))}));
+  }
+  inputs.push_back(scalarI64);
+  inputAttrs.push_back(named(
+      "step", {b.getNamedAttr(attr::kRange, b.getDenseI64ArrayAttr(
+                                                {1, int64_t(1) << 53}))}));
+  // Results: the loss (of the parameters before the step), then the new
+  // values of the in-out arguments.
+  SmallVector<Type> results = {scalarF32};
+  SmallVector<DictionaryAttr> resultAttrs = {grad.getResultAttrDict(0)};
+  for (unsigned k = 0; k < 3 * numParams; ++k) {
+    results.push_back(inputs[2 + k]);
+    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        attr::kInOut, b.getI64IntegerAttr(2 + k))));
+  }
+  auto fn = func::FuncOp::create(b, loc, kTrainStep,
+                                 b.getFunctionType(inputs, results));
+  fn.setAllArgAttrs(inputAttrs);
+  fn.setAllResultAttrs(resultAttrs);
+
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  unsigned hyper = 2 + 3 * numParams;
+  auto scalar = [&](unsigned arg) {
+    return tensor::ExtractOp::create(b, loc, body->getArgument(arg))
+        .getResult();
+  };
+  Value lr = scalar(hyper), beta1 = scalar(hyper + 1),
+        beta2 = scalar(hyper + 2), eps = scalar(hyper + 3),
+        decay = scalar(hyper + 4);
+  Value step = arith::SIToFPOp::create(b, loc, f32, scalar(hyper + 5));
+  auto cst = [&](double v) {
+    return arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v))
+        .getResult();
+  };
+  Value one = cst(1.0);
+  // Bias corrections 1 - beta^t, and the decoupled decay factor 1 - lr wd.
+  Value correction1 = arith::SubFOp::create(
+      b, loc, one, math::PowFOp::create(b, loc, beta1, step));
+  Value correction2 = arith::SubFOp::create(
+      b, loc, one, math::PowFOp::create(b, loc, beta2, step));
+  Value keep = arith::SubFOp::create(b, loc, one,
+                                     arith::MulFOp::create(b, loc, lr, decay));
+  Value oneMinusBeta1 = arith::SubFOp::create(b, loc, one, beta1);
+  Value oneMinusBeta2 = arith::SubFOp::create(b, loc, one, beta2);
+
+  SmallVector<Value> callArgs(body->getArguments().take_front(2 + numParams));
+  callArgs.push_back(tensor::FromElementsOp::create(b, loc, scalarF32,
+                                                    ValueRange{one}));
+  auto call = func::CallOp::create(b, loc, grad, callArgs);
+  SmallVector<Value> returned = {call.getResult(0)};
+  SmallVector<Value> newParams, newFirst, newSecond;
+  for (unsigned p = 0; p < numParams; ++p) {
+    Value g = call.getResult(1 + p);
+    Value param = body->getArgument(2 + p);
+    Value first = body->getArgument(2 + numParams + p);
+    Value second = body->getArgument(2 + 2 * numParams + p);
+    auto type = cast<RankedTensorType>(param.getType());
+    // Weight decay applies to matrices (rank >= 2), not to biases, LayerNorm
+    // weights, theta or gamma.
+    bool decayed = type.getRank() >= 2;
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto update = linalg::GenericOp::create(
+        b, loc, TypeRange{type, type, type}, ValueRange{g},
+        ValueRange{param, first, second},
+        SmallVector<AffineMap>(4, id), iterators,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          Value gv = a[0], pv = a[1], mv = a[2], vv = a[3];
+          Value m = arith::AddFOp::create(
+              nb, nloc, arith::MulFOp::create(nb, nloc, beta1, mv),
+              arith::MulFOp::create(nb, nloc, oneMinusBeta1, gv));
+          Value gg = arith::MulFOp::create(nb, nloc, gv, gv);
+          Value v = arith::AddFOp::create(
+              nb, nloc, arith::MulFOp::create(nb, nloc, beta2, vv),
+              arith::MulFOp::create(nb, nloc, oneMinusBeta2, gg));
+          Value mhat = arith::DivFOp::create(nb, nloc, m, correction1);
+          Value vhat = arith::DivFOp::create(nb, nloc, v, correction2);
+          Value denom = arith::AddFOp::create(
+              nb, nloc, math::SqrtOp::create(nb, nloc, vhat), eps);
+          Value delta = arith::MulFOp::create(
+              nb, nloc, lr, arith::DivFOp::create(nb, nloc, mhat, denom));
+          Value base =
+              decayed ? arith::MulFOp::create(nb, nloc, pv, keep).getResult()
+                      : pv;
+          Value np = arith::SubFOp::create(nb, nloc, base, delta);
+          linalg::YieldOp::create(nb, nloc, ValueRange{np, m, v});
+        });
+    newParams.push_back(update.getResult(0));
+    newFirst.push_back(update.getResult(1));
+    newSecond.push_back(update.getResult(2));
+  }
+  llvm::append_range(returned, newParams);
+  llvm::append_range(returned, newFirst);
+  llvm::append_range(returned, newSecond);
+  func::ReturnOp::create(b, loc, returned);
+  return success();
 }

@@ -239,10 +239,11 @@ FailureOr<TensorSpec> describe(func::FuncOp fn, Type type, DictionaryAttr attrs,
       tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
   if (!tensor || !dtype)
     return emit() << kind << " #" << index << " has type " << type
-                  << "; entries take and return ranked tensors of static "
-                     "shape with f32, f64, i32 or i64 elements (arguments "
-                     "may have dynamic dimensions bounded by '"
-                  << fmt::attr::kBounds << "')",
+                  << "; entries take and return ranked tensors with f32, "
+                     "f64, i32 or i64 elements (dynamic dimensions of "
+                     "arguments bounded by '"
+                  << fmt::attr::kBounds << "', of results named by '"
+                  << fmt::attr::kDims << "')",
            failure();
   spec.dtype = *dtype;
   spec.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
@@ -266,13 +267,45 @@ FailureOr<TensorSpec> describe(func::FuncOp fn, Type type, DictionaryAttr attrs,
     return spec;
 
   // Dynamic dimensions: the runtime checks each call's sizes against the
-  // bounds; the symbols say which dimensions are the same size.
-  if (!isArg)
-    return emit() << "result '" << spec.name << "' has type " << type
-                  << ": results with dynamic dimensions are not supported "
-                     "yet (the caller allocates results, and the pipelines "
-                     "turn only static ones into out-parameters)",
-           failure();
+  // bounds; the symbols say which dimensions are the same size. A result's
+  // come from the arguments (the dialect verified that each names an
+  // argument's symbol), and so does its bound.
+  if (!isArg) {
+    auto symbols = attrs ? attrs.getAs<ArrayAttr>(fmt::attr::kDims) : nullptr;
+    if (!symbols)
+      return emit() << "result '" << spec.name << "' has type " << type
+                    << ": name the argument symbols of its dynamic dimensions "
+                       "with '"
+                    << fmt::attr::kDims << "' (the caller allocates results)",
+             failure();
+    for (auto [d, size] : llvm::enumerate(tensor.getShape())) {
+      if (!ShapedType::isDynamic(size)) {
+        spec.dims.push_back(std::nullopt);
+        continue;
+      }
+      spec.shape[d] = fmt::kDynamicDim;
+      StringRef symbol = cast<StringAttr>(symbols[d]).getValue();
+      std::optional<int64_t> bound;
+      for (unsigned a = 0; a < fn.getNumArguments() && !bound; ++a) {
+        auto argType = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[a]);
+        auto argDims = fn.getArgAttrOfType<ArrayAttr>(a, fmt::attr::kDims);
+        auto argBounds =
+            fn.getArgAttrOfType<DenseI64ArrayAttr>(a, fmt::attr::kBounds);
+        if (!argType || !argDims || !argBounds)
+          continue;
+        for (auto [ad, s] : llvm::enumerate(argDims))
+          if (cast<StringAttr>(s).getValue() == symbol &&
+              argType.isDynamicDim(ad))
+            bound = argBounds[ad];
+      }
+      if (!bound)
+        return emit() << "result '" << spec.name << "': no argument defines "
+                      << "the symbol '" << symbol << "' of dimension " << d,
+               failure();
+      spec.dims.push_back(DynamicDim{symbol.str(), *bound});
+    }
+    return spec;
+  }
   auto bounds =
       attrs ? attrs.getAs<DenseI64ArrayAttr>(fmt::attr::kBounds) : nullptr;
   if (!bounds)
@@ -374,9 +407,25 @@ LogicalResult prepareArguments(func::FuncOp fn, const EntrySpec &entry) {
   options.bufferizeFunctionBoundaries = true;
   options.allowUnknownOps = true;
   bufferization::OneShotAnalysisState state(fn, options);
+  // Analysed alone, without its callees, a function that calls others may
+  // look like it has conflicts the module-wide bufferization does not find:
+  // then this optimisation is skipped, silently.
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
   if (succeeded(bufferization::analyzeOp(fn, state)))
     (void)bufferization::eliminateEmptyTensors(rewriter, fn, state);
   return success();
+}
+
+/// `attrs` without the hkt.* attributes, which the manifest carries from
+/// here on (LLVM does not know them).
+DictionaryAttr stripHktAttrs(DictionaryAttr attrs) {
+  if (!attrs)
+    return attrs;
+  SmallVector<NamedAttribute> kept;
+  for (NamedAttribute attr : attrs)
+    if (!attr.getName().getValue().starts_with("hkt."))
+      kept.push_back(attr);
+  return DictionaryAttr::get(attrs.getContext(), kept);
 }
 
 FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
@@ -418,25 +467,25 @@ FailureOr<std::vector<EntrySpec>> collectEntries(ModuleOp module) {
                failure();
     // The manifest carries the hkt.* attributes from here on; LLVM does not
     // know them.
-    auto strip = [](DictionaryAttr attrs) -> DictionaryAttr {
-      if (!attrs)
-        return attrs;
-      SmallVector<NamedAttribute> kept;
-      for (NamedAttribute attr : attrs)
-        if (!attr.getName().getValue().starts_with("hkt."))
-          kept.push_back(attr);
-      return DictionaryAttr::get(attrs.getContext(), kept);
-    };
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
+      fn.setArgAttrs(i, stripHktAttrs(fn.getArgAttrDict(i)));
     for (unsigned i = 0; i < fn.getNumResults(); ++i)
-      fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
+      fn.setResultAttrs(i, stripHktAttrs(fn.getResultAttrDict(i)));
     if (failed(prepareArguments(fn, entry)))
       return failure();
     // The C interface (_mlir_ciface_<name>) is what the packed entry calls.
     fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(module.getContext()));
     entries.push_back(std::move(entry));
+  }
+  // The functions they call (the model's rows) carry hkt.* attributes too.
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isPublic())
+      continue;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.setArgAttrs(i, stripHktAttrs(fn.getArgAttrDict(i)));
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      fn.setResultAttrs(i, stripHktAttrs(fn.getResultAttrDict(i)));
   }
   if (entries.empty())
     return module.emitError("nothing to compile: the module has no public "
@@ -502,7 +551,8 @@ LogicalResult addPackedEntries(llvm::Module &module,
 }
 
 llvm::json::Value manifestJson(const CpuTarget &target,
-                               ArrayRef<EntrySpec> entries) {
+                               ArrayRef<EntrySpec> entries,
+                               StringRef modelConfig) {
   namespace key = fmt::key;
   auto tensors = [](ArrayRef<TensorSpec> specs) {
     llvm::json::Array out;
@@ -542,7 +592,7 @@ llvm::json::Value manifestJson(const CpuTarget &target,
     }
     entryArray.push_back(std::move(obj));
   }
-  return llvm::json::Object{
+  llvm::json::Object manifest{
       {key::kFormat, fmt::kFormatName},
       {key::kVersion, fmt::kVersion},
       {key::kLibrary, fmt::kLibraryFile},
@@ -552,6 +602,13 @@ llvm::json::Value manifestJson(const CpuTarget &target,
                                         {key::kFeatures,
                                          llvm::json::Array(target.features)}}},
       {key::kEntries, std::move(entryArray)}};
+  if (!modelConfig.empty())
+    if (llvm::Expected<llvm::json::Value> model =
+            llvm::json::parse(modelConfig))
+      manifest[key::kModel] = std::move(*model);
+    else
+      llvm::consumeError(model.takeError());
+  return manifest;
 }
 
 /// Removes a temporary directory when the compile fails half way.
@@ -700,7 +757,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     llvm::raw_fd_ostream os((tmpDir + "/" + fmt::kManifestFile).str(), ec);
     if (ec)
       return emitError(loc) << "cannot write the manifest: " << ec.message();
-    os << llvm::formatv("{0:2}", manifestJson(*target, *entries)) << "\n";
+    os << llvm::formatv("{0:2}", manifestJson(*target, *entries, options.modelConfig)) << "\n";
   }
 
   // The module's files reach the disk before it is renamed into place.

@@ -31,6 +31,9 @@ struct CompileOptions {
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;
+  /// A model's config (a JSON object), written to the manifest as "model"
+  /// (docs/module-format.md); empty for other modules.
+  std::string modelConfig;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into the directory

@@ -49,7 +49,26 @@ Type elementTypeOf(Type type) {
 /// results: the message for an unknown one lists them.
 constexpr const char *kArgAttrs[] = {attr::kName, attr::kDefault, attr::kRange,
                                      attr::kRole, attr::kBounds,  attr::kDims};
-constexpr const char *kResultAttrs[] = {attr::kName, attr::kInOut};
+constexpr const char *kResultAttrs[] = {attr::kName, attr::kInOut, attr::kDims};
+
+/// The bound of `symbol` where argument `arg` of `fn` names it in its
+/// `hkt.dims` (at a dynamic dimension), if it does and its attributes are
+/// well formed (a malformed one is reported on its own).
+std::optional<int64_t> symbolBound(FunctionOpInterface fn, unsigned arg,
+                                   StringRef symbol) {
+  auto tensor = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[arg]);
+  auto dims = fn.getArgAttrOfType<ArrayAttr>(arg, attr::kDims);
+  auto bounds = fn.getArgAttrOfType<DenseI64ArrayAttr>(arg, attr::kBounds);
+  if (!tensor || !dims || !bounds ||
+      dims.size() != static_cast<size_t>(bounds.size()) ||
+      dims.size() != static_cast<size_t>(tensor.getRank()))
+    return std::nullopt;
+  for (auto [d, a] : llvm::enumerate(dims))
+    if (auto s = dyn_cast<StringAttr>(a);
+        s && s.getValue() == symbol && tensor.isDynamicDim(d))
+      return bounds[d];
+  return std::nullopt;
+}
 
 std::string knownList(ArrayRef<const char *> names) {
   std::string s;
@@ -210,28 +229,13 @@ private:
         return emit() << "'" << attr::kDims << "' leaves dynamic dimension "
                       << d << " without a symbol";
     }
-    // A symbol has one bound in the function (compared where both sides'
-    // bounds are well formed; a malformed one is reported on its own).
-    auto boundOf = [](FunctionOpInterface fn, unsigned arg,
-                      StringRef symbol) -> std::optional<int64_t> {
-      auto tensor = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[arg]);
-      auto dims = fn.getArgAttrOfType<ArrayAttr>(arg, attr::kDims);
-      auto bounds = fn.getArgAttrOfType<DenseI64ArrayAttr>(arg, attr::kBounds);
-      if (!tensor || !dims || !bounds ||
-          dims.size() != static_cast<size_t>(bounds.size()))
-        return std::nullopt;
-      for (auto [d, a] : llvm::enumerate(dims))
-        if (auto s = dyn_cast<StringAttr>(a);
-            s && s.getValue() == symbol && tensor.isDynamicDim(d))
-          return bounds[d];
-      return std::nullopt;
-    };
+    // A symbol has one bound in the function.
     for (int64_t d = 0; d < tensor.getRank(); ++d) {
       StringRef symbol = cast<StringAttr>(dims[d]).getValue();
       if (symbol.empty())
         continue;
       for (unsigned other = 0; other < fn.getNumArguments(); ++other) {
-        std::optional<int64_t> bound = boundOf(fn, other, symbol);
+        std::optional<int64_t> bound = symbolBound(fn, other, symbol);
         if (bound && *bound != bounds[d])
           return emit() << "symbol '" << symbol << "' has bound " << bounds[d]
                         << " in dimension " << d << " but bound " << *bound
@@ -262,6 +266,8 @@ public:
     }
     if (name == attr::kInOut)
       return verifyInOut(value);
+    if (name == attr::kDims)
+      return verifyDims(value);
     if (llvm::is_contained(kArgAttrs, name))
       return emit() << "'" << name << "' applies to arguments, not results";
     return emit() << "unknown result attribute '" << name
@@ -274,6 +280,45 @@ private:
 
   InFlightDiagnostic emit() {
     return fn->emitError() << "result #" << index << ": ";
+  }
+
+  /// A result's dynamic dimensions take their sizes from the arguments
+  /// (the caller allocates the results): each names a symbol that an
+  /// argument's `hkt.dims` defines.
+  LogicalResult verifyDims(Attribute value) {
+    Type type = fn.getResultTypes()[index];
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return emit() << "'" << attr::kDims << "' applies to ranked tensors, not "
+                    << type;
+    auto dims = dyn_cast<ArrayAttr>(value);
+    if (!dims || dims.size() != static_cast<size_t>(tensor.getRank()) ||
+        !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
+      return emit() << "'" << attr::kDims
+                    << "' must be an array of strings, one per dimension ("
+                    << tensor.getRank() << " for " << type << ")";
+    for (int64_t d = 0; d < tensor.getRank(); ++d) {
+      StringRef symbol = cast<StringAttr>(dims[d]).getValue();
+      if (!tensor.isDynamicDim(d) && !symbol.empty())
+        return emit() << "'" << attr::kDims << "' names static dimension " << d
+                      << " ('" << symbol << "'); give \"\" for static "
+                      << "dimensions";
+      if (tensor.isDynamicDim(d) && symbol.empty())
+        return emit() << "'" << attr::kDims << "' leaves dynamic dimension "
+                      << d << " without a symbol";
+      if (symbol.empty())
+        continue;
+      bool defined = false;
+      for (unsigned arg = 0; arg < fn.getNumArguments() && !defined; ++arg)
+        defined = symbolBound(fn, arg, symbol).has_value();
+      if (!defined)
+        return emit() << "'" << attr::kDims << "' gives dimension " << d
+                      << " the symbol '" << symbol
+                      << "', which no argument's '" << attr::kDims
+                      << "' defines (a result's sizes come from the "
+                         "arguments)";
+    }
+    return success();
   }
 
   LogicalResult verifyInOut(Attribute value) {

@@ -254,6 +254,47 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
                            "::mlir::ub::UBDialect"];
 }
 
+def HktResultsToOutParamsPass : Pass<"hkt-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "Make every result of a function that returns a dynamic-shaped memref a caller-allocated out-parameter";
+  let description = [{
+    Upstream `buffer-results-to-out-params` leaves results of dynamic shape
+    as returned memrefs: it cannot allocate them at the call site. A compiled
+    module's caller can (the manifest sizes a result's dynamic dimensions
+    from the symbols of the arguments, docs/module-format.md), so for each
+    function with a body that returns a memref of dynamic shape this pass
+    appends one out-parameter per result, in result order (the convention
+    of `buffer-results-to-out-params`), writes each returned buffer into its
+    out-parameter and returns nothing. A static buffer allocated in the
+    function and returned from its only return is replaced by its
+    out-parameter; every other result is copied (`memref.copy`; the
+    deallocation pipeline, which runs after, frees the source). Run before
+    `buffer-results-to-out-params`, which then finds nothing to do in these
+    functions. A function that has callers is refused: its calls would
+    need the sizes.
+
+    Before:
+
+    ```mlir
+    func.func @f(%x: memref<?x4xf32>) -> (memref<?x4xf32>, memref<f32>) {
+      ...
+      return %y, %s : memref<?x4xf32>, memref<f32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%x: memref<?x4xf32>, %out0: memref<?x4xf32>, %out1: memref<f32>) {
+      ...
+      memref.copy %y, %out0 : memref<?x4xf32> to memref<?x4xf32>
+      memref.copy %s, %out1 : memref<f32> to memref<f32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def HktMemrefCopyToLinalgPass : Pass<"hkt-memref-copy-to-linalg"> {
   let summary = "Rewrite strided memref.copy as linalg.copy (loops, no runtime call)";
   let description = [{

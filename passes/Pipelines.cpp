@@ -75,6 +75,8 @@ static void addBufferization(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Results of dynamic shape first (upstream keeps them as results).
+  pm.addPass(hkt::createHktResultsToOutParamsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

@@ -49,6 +49,8 @@ inline constexpr const char *kVersion = "version";
 inline constexpr const char *kLibrary = "library";
 inline constexpr const char *kTarget = "target";
 inline constexpr const char *kEntries = "entries";
+/// Optional: the model config (a JSON object) of hkt-compile --model.
+inline constexpr const char *kModel = "model";
 // target
 inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";

@@ -41,3 +41,12 @@ func.func @dynamic(%a: tensor<?x?x16xi32> {hkt.bounds = array<i64: 8, 8, 16>, hk
                    %c: tensor<?x4xf32> {hkt.bounds = array<i64: 32, 4>}) {
   return
 }
+
+// A result's dynamic dimensions name symbols of the arguments (the caller
+// allocates it at their sizes).
+// CHECK-LABEL: func.func @dynamic_result
+// CHECK-SAME: -> (tensor<?x3xf32> {hkt.dims = ["B", ""], hkt.name = "logits"})
+func.func @dynamic_result(%t: tensor<?x16xi32> {hkt.bounds = array<i64: 64, 16>, hkt.dims = ["B", ""]},
+                          %r: tensor<?x3xf32>) -> (tensor<?x3xf32> {hkt.name = "logits", hkt.dims = ["B", ""]}) {
+  return %r : tensor<?x3xf32>
+}

@@ -250,7 +250,35 @@ func.func @role_on_result(%x: tensor<4xf32>) -> (tensor<4xf32> {hkt.role = "outp
 
 // -----
 
-// expected-error @+1 {{result #0: unknown result attribute 'hkt.inplace' (known: hkt.name, hkt.inout)}}
+// expected-error @+1 {{result #0: unknown result attribute 'hkt.inplace' (known: hkt.name, hkt.inout, hkt.dims)}}
 func.func @unknown_result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {hkt.inplace = 0 : i64}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'hkt.dims' gives dimension 0 the symbol 'N', which no argument's 'hkt.dims' defines (a result's sizes come from the arguments)}}
+func.func @result_symbol_undefined(%x: tensor<?xf32> {hkt.bounds = array<i64: 8>, hkt.dims = ["B"]}) -> (tensor<?xf32> {hkt.dims = ["N"]}) {
+  return %x : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'hkt.dims' leaves dynamic dimension 0 without a symbol}}
+func.func @result_dim_unnamed(%x: tensor<?xf32> {hkt.bounds = array<i64: 8>, hkt.dims = ["B"]}) -> (tensor<?xf32> {hkt.dims = [""]}) {
+  return %x : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'hkt.dims' names static dimension 1 ('C'); give "" for static dimensions}}
+func.func @result_dim_static(%x: tensor<?x4xf32> {hkt.bounds = array<i64: 8, 4>, hkt.dims = ["B", ""]}) -> (tensor<?x4xf32> {hkt.dims = ["B", "C"]}) {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result #0: 'hkt.dims' must be an array of strings, one per dimension (2 for 'tensor<?x4xf32>')}}
+func.func @result_dims_rank(%x: tensor<?x4xf32> {hkt.bounds = array<i64: 8, 4>, hkt.dims = ["B", ""]}) -> (tensor<?x4xf32> {hkt.dims = ["B"]}) {
+  return %x : tensor<?x4xf32>
 }

@@ -7,14 +7,17 @@ loss and the gradient of every parameter with the float64 reference
 Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
 
   check_model.py --hkt-compile PATH --hkt-run PATH --config JSON
-                 --workdir DIR [--batch N] [--short N] [--pipeline NAME]
-                 [--seed N] [--tol 1e-4]
+                 --workdir DIR [--batch N,...] [--max-batch N] [--short N]
+                 [--pipeline NAME] [--seed N] [--tol 1e-4]
 
-Tokens are fresh random rows of random lengths in [1, max_len] (ids in
+The model is compiled once (its batch is dynamic, bounded by --max-batch,
+default the largest of --batch) and checked at every batch size of --batch
+(default 3), each on fresh tokens and labels. Tokens are fresh random rows of random lengths in [1, max_len] (ids in
 [1, vocab), then padding 0); with --short N the token file holds only N
 positions (hkt-run pads it to max_len). Parameters: SPEC's initialisation
 plus noise of std 0.3 on every tensor, so that no term is trivially zero.
-Prints `config=... seed=... worst=NAME rel_err=... OK` or FAIL (exit 1);
+Prints `config=... seed=... batch=B worst=NAME rel_err=... OK` or FAIL per
+batch size (exit 1 if any fails);
 usage and tool errors exit 2.
 """
 
@@ -38,7 +41,9 @@ def parse_args(argv):
     ap.add_argument("--hkt-run", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--batch", type=int, default=3)
+    ap.add_argument("--batch", default="3",
+                    help="batch sizes, comma-separated (default 3)")
+    ap.add_argument("--max-batch", type=int)
     ap.add_argument("--short", type=int)
     ap.add_argument("--pipeline", default="reference")
     ap.add_argument("--seed", type=int)
@@ -58,13 +63,35 @@ def main(argv):
     cfg = M.parse_model_config(user_cfg)
     seed = args.seed if args.seed is not None else pick_seed("check_model.py")
     rng = np.random.default_rng(seed)
-    B, T, V = args.batch, cfg["max_len"], cfg["vocab"]
-    width = args.short if args.short else T
+    batches = [int(b) for b in args.batch.split(",")]
+    T = cfg["max_len"]
+    max_batch = args.max_batch or max(batches)
 
     params = M.random_params(rng, cfg)
     for name in params:
         params[name] = (params[name] + 0.3 * rng.standard_normal(
             params[name].shape)).astype(np.float32)
+    wd = args.workdir
+    os.makedirs(wd, exist_ok=True)
+    cfg_path = os.path.join(wd, "model.json")
+    with open(cfg_path, "w") as f:
+        json.dump(user_cfg, f)
+    st = os.path.join(wd, "params.safetensors")
+    write_safetensors(st, params)
+    moddir = os.path.join(wd, "mod")
+    run_tool([args.hkt_compile, "--model", cfg_path, "--max-batch",
+              str(max_batch), "--backward", "--pipeline", args.pipeline,
+              "-o", moddir], args.timeout)
+    failed = 0
+    for B in batches:
+        failed += check_batch(args, user_cfg, cfg, params, rng, seed, B, wd,
+                              st, moddir)
+    return 1 if failed else 0
+
+
+def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
+    T, V = cfg["max_len"], cfg["vocab"]
+    width = args.short if args.short else T
     lens = rng.integers(1, width + 1, size=B)
     tokens = np.zeros((B, width), np.int32)
     for b, n in enumerate(lens):
@@ -76,25 +103,15 @@ def main(argv):
     ref_logits = M.model_forward(params, cfg, full)
     ref_loss, ref_grads = M.model_loss_and_grad(params, cfg, full, labels)
 
-    wd = args.workdir
-    os.makedirs(wd, exist_ok=True)
-    cfg_path = os.path.join(wd, "model.json")
-    with open(cfg_path, "w") as f:
-        json.dump(user_cfg, f)
-    st = os.path.join(wd, "params.safetensors")
-    write_safetensors(st, params)
-    tok_path, lab_path = os.path.join(wd, "tokens.npy"), os.path.join(wd, "labels.npy")
+    tok_path = os.path.join(wd, "tokens-%d.npy" % B)
+    lab_path = os.path.join(wd, "labels-%d.npy" % B)
     np.save(tok_path, tokens)
     np.save(lab_path, labels)
-    moddir = os.path.join(wd, "mod")
-    run_tool([args.hkt_compile, "--model", cfg_path, "--batch", str(B),
-              "--backward", "--pipeline", args.pipeline, "-o", moddir],
-             args.timeout)
-    logits_path = os.path.join(wd, "logits.npy")
+    logits_path = os.path.join(wd, "logits-%d.npy" % B)
     run_tool([args.hkt_run, moddir, "--entry", "logits", "--quiet", "--params", st,
               "--input", "tokens=" + tok_path, "--output", "logits=" + logits_path],
              args.timeout)
-    grads_path = os.path.join(wd, "grads.safetensors")
+    grads_path = os.path.join(wd, "grads-%d.safetensors" % B)
     p = run_tool([args.hkt_run, moddir, "--quiet", "--params", st,
                   "--input", "tokens=" + tok_path, "--input", "labels=" + lab_path,
                   "--grads", grads_path], args.timeout)

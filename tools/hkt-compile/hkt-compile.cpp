@@ -5,8 +5,9 @@
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
 //   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
 //   hkt-compile --layer LAYER.json --backward -o OUT   add the entry layer_grad
-//   hkt-compile --model MODEL.json [--batch N] [--backward] -o OUT
+//   hkt-compile --model MODEL.json [--max-batch N] [--backward] -o OUT
 //                                            SPEC's classifier: logits, loss
+//                                            (any batch up to N)
 //
 // OUT is a directory holding module.so and manifest.json
 // (docs/module-format.md).
@@ -46,10 +47,13 @@ static cl::opt<std::string> modelFile(
              "entries logits and loss"),
     cl::value_desc("MODEL.json"), cl::cat(category));
 static cl::opt<int64_t> modelBatch(
-    "batch",
-    cl::desc("--model: the batch the model is compiled for (default 1); "
-             "hkt-run takes token arrays of this many rows"),
-    cl::init(1), cl::cat(category));
+    "max-batch",
+    cl::desc("--model: the largest batch a call takes (default 1024); the "
+             "batch is dynamic, any B in [1, N] runs"),
+    cl::init(1024), cl::cat(category));
+static cl::alias modelBatchAlias("batch",
+                                 cl::desc("Alias for --max-batch"),
+                                 cl::aliasopt(modelBatch), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
                                       cl::value_desc("OUT"), cl::cat(category));
 static cl::opt<bool> emitMlir(
@@ -59,6 +63,11 @@ static cl::opt<bool> backward(
     "backward",
     cl::desc("Add a gradient entry NAME_grad for every entry (hkt-differentiate:"
              " the layer's arguments and dy in, d(sum(y * dy)) out)"),
+    cl::cat(category));
+static cl::opt<bool> inferenceOnly(
+    "inference",
+    cl::desc("--model: only the inference entries logits and loss (no "
+             "loss_grad, no train_step; a faster compile)"),
     cl::cat(category));
 static cl::opt<bool> emitLLVM(
     "emit-llvm",
@@ -103,9 +112,13 @@ int main(int argc, char **argv) {
     return fail("give exactly one input: IN.mlir, --layer LAYER.json or "
                 "--model MODEL.json");
   if (modelBatch.getNumOccurrences() && modelFile.empty())
-    return fail("--batch applies to --model only");
+    return fail("--max-batch applies to --model only");
+  if (inferenceOnly && modelFile.empty())
+    return fail("--inference applies to --model only");
+  if (inferenceOnly && backward)
+    return fail("--inference and --backward exclude each other");
   if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))
-    return fail("--batch must be in [1, 2^20], got " +
+    return fail("--max-batch must be in [1, 2^20], got " +
                 std::to_string(modelBatch));
   if (!emitMlir && !emitLLVM && outputDir.empty())
     return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm)");
@@ -120,6 +133,7 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
   OwningOpRef<ModuleOp> module;
+  std::string modelConfigJson;
   if (!layerFile.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(layerFile);
     if (!buffer)
@@ -140,6 +154,7 @@ int main(int argc, char **argv) {
         hkt::parseModelConfig((*buffer)->getBuffer());
     if (!config)
       return fail(modelFile + ": " + llvm::toString(config.takeError()));
+    modelConfigJson = hkt::modelConfigToJson(*config);
     module = hkt::buildModelModule(
         context, *config, modelBatch,
         FileLineColLoc::get(&context, modelFile, 1, 1));
@@ -156,13 +171,15 @@ int main(int argc, char **argv) {
   if (failed(verify(*module)))
     return 1;
 
-  if (backward) {
+  // A model gets its gradient and training-step entries unless --inference.
+  bool model = !modelFile.empty();
+  if (backward || (model && !inferenceOnly)) {
     // Entries: every public function of IN.mlir, or the layer.
     // The model: the gradient of the loss, which its gradient entry also
     // returns (hkt-run --grads prints it).
     hkt::HktDifferentiatePassOptions differentiate;
     if (!modelFile.empty()) {
-      differentiate.functions = {"loss"};
+      differentiate.functions = {hkt::kLossRow};
       differentiate.returnValues = true;
     }
     PassManager pm(&context);
@@ -174,14 +191,11 @@ int main(int argc, char **argv) {
     pm.addPass(hkt::createHktDifferentiatePass(differentiate));
     if (failed(pm.run(*module)))
       return 1;
-    // d loss / d loss = 1 unless the caller binds another seed.
-    if (!modelFile.empty())
-      if (auto grad = module->lookupSymbol<func::FuncOp>("loss_grad"))
-        for (unsigned i = 0; i < grad.getNumArguments(); ++i)
-          if (auto name = grad.getArgAttrOfType<StringAttr>(i, "hkt.name");
-              name && name.getValue() == "dloss")
-            grad.setArgAttr(i, "hkt.default",
-                            FloatAttr::get(Float32Type::get(&context), 1.0));
+    // The model's gradient entry runs the row's gradient on every row; the
+    // training step is an AdamW update on it.
+    if (model && (failed(hkt::addModelGradientEntry(*module, modelBatch)) ||
+                  failed(hkt::addModelTrainStep(*module))))
+      return 1;
   }
 
   if (emitMlir) {
@@ -202,6 +216,8 @@ int main(int argc, char **argv) {
     return fail("--tile-q and --tile-k apply to the fused pipeline only");
   options.tileQ = tileQ;
   options.tileK = tileK;
+  if (model)
+    options.modelConfig = modelConfigJson;
   if (emitLLVM)
     options.emitLLVM = &llvm::outs();
   if (failed(hkt::compileToDirectory(*module, options, outputDir)))

@@ -5,7 +5,8 @@ through hkt-run and checks them with numpy (float64).
 
 inout: the new values of the in-out arguments written back with
 --output NAME=FILE (sgd, momentum, swap), repeated steps (--bench), and the
-input files left as they were. dynamic: several batch sizes up to the bound.
+input files left as they were. dynamic: several batch sizes up to the bound, a result of dynamic
+shape among them.
 The inputs are random with a fixed seed, printed first (HKT_TEST_SEED=N
 picks another).
 """
@@ -85,6 +86,9 @@ elif which == "dynamic":
         (y,) = run("colsum", {"x": "x", "mask": "mask", "w": "w"}, {"y": "y"})
         want = (x.astype(np.float64) * mask[:, None] * w[None, :]).sum(0)
         close(y, want, f"colsum at batch {batch}")
-    print("colsum at batch 1, 3, 8 OK")
+        (y, s) = run("rowscale", {"x": "x", "w": "w"}, {"y": "y", "s": "s"})
+        close(y, x.astype(np.float64) * w[None, :], f"rowscale y at batch {batch}")
+        close(s, x.astype(np.float64).sum(), f"rowscale s at batch {batch}")
+    print("colsum, rowscale at batch 1, 3, 8 OK")
 else:
     sys.exit(f"unknown check '{which}'")
