@@ -66,6 +66,11 @@ public:
 
     m.target = parseTarget(get(root, key::kTarget, ""));
 
+    if (auto it = root.find(key::kModel); it != root.end()) {
+      if (!it->is_object())
+        error(key::kModel, "is not a JSON object (a model config)");
+      m.modelConfig = it->dump();
+    }
     const json &entries = get(root, key::kEntries, "");
     if (!entries.is_array() || entries.empty())
       error(key::kEntries, "is not a non-empty array");

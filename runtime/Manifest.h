@@ -143,6 +143,9 @@ struct Manifest {
   std::string library;
   TargetSpec target;
   std::vector<EntrySpec> entries;
+  /// The model config of a model module (the optional key "model"), as
+  /// compact JSON text; empty for other modules.
+  std::string modelConfig;
 
   /// The entry called `name`, or null.
   const EntrySpec *findEntry(const std::string &name) const;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/hkt-run/Training.h"
 #include "runtime/CompiledModule.h"
 #include "runtime/MemoryCheck.h"
 #include "runtime/Npy.h"
@@ -662,6 +663,10 @@ int main(int argc, char **argv) {
   // call spent 13% of its time zeroing fresh pages.
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // hkt-run init / train / eval / predict OUT ...: the model's training
+  // driver (Training.cpp).
+  if (argc >= 2 && hkt::run::isTrainingCommand(argv[1]))
+    return hkt::run::runTrainingCommand(argv[1], argc - 2, argv + 2);
   try {
     Options options;
     try {

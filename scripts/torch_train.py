@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Time PyTorch eager training of SPEC's classifier (the peer of `hkt-run
+train`): the same model, batch and length, AdamW, with PyTorch's own BLAS.
+
+The model is SPEC's (embedding + positions, pre-norm HKT layers with a GELU
+feed-forward, final LayerNorm, mean over the valid positions, linear head,
+mean cross-entropy); each HKT layer is scripts/torch_layer_grad.py's, which
+materialises every level's B x H x T x T scores, with the key lengths
+masked. Tokens are random rows of random lengths in [T/2, T]: the cost does
+not depend on the values. Prints one JSON line: examples_per_s, the median
+step time, the torch version and the thread count.
+
+Usage (PyTorch is not a dependency of this project; docs/performance.md
+says how it was installed):
+
+  /opt/torch-venv/bin/python scripts/torch_train.py --config MODEL.json \
+      --batch 32 --steps 10 --threads 2
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import torch
+
+def attention(x, p, cfg, lengths):
+    """scripts/torch_layer_grad.py's layer, with the key lengths masked."""
+    B, T, D = x.shape
+    H, L, s = cfg["heads"], cfg["levels"], cfg["stride"]
+    d = D // H
+
+    def heads(z):
+        return z.view(z.shape[0], z.shape[1], H, d).transpose(1, 2)
+
+    xs = [x]
+    for l in range(1, L):
+        xp = xs[-1]
+        k = p["down_w"].shape[2]
+        padded = torch.nn.functional.pad(xp.transpose(1, 2), (k - 1, 0))
+        w = p["down_w"][l - 1].flip(-1).unsqueeze(1)
+        y = torch.nn.functional.conv1d(padded, w, stride=s, groups=D)
+        tn = -(-xp.shape[1] // s)
+        xs.append(y[:, :, :tn].transpose(1, 2) + p["down_b"][l - 1])
+    lam = torch.softmax(p["theta"], dim=1)
+    S = 0
+    for l, xl in enumerate(xs):
+        q, kk = heads(xl @ p["wq"][l]), heads(xl @ p["wk"][l])
+        sl = q @ kk.transpose(-1, -2) / math.sqrt(d)
+        f = s ** l
+        if f > 1:
+            sl = sl.repeat_interleave(f, dim=2).repeat_interleave(f, dim=3)
+            sl = sl[:, :, :T, :T]
+        S = S + lam[:, l].view(1, H, 1, 1) * sl
+    keys = torch.arange(T)[None, :] >= lengths[:, None]
+    mask = keys[:, None, None, :]
+    if cfg["causal"]:
+        mask = mask | torch.ones(T, T, dtype=torch.bool).triu(1)
+    S = S.masked_fill(mask, float("-inf"))
+    v = x @ p["wv"]
+    attn = (torch.softmax(S, dim=-1) @ heads(v)).transpose(1, 2).reshape(B, T, D)
+    if cfg["hybrid"]:
+        kc = p["conv_u"].shape[1]
+        vp = torch.nn.functional.pad(v.transpose(1, 2), (kc - 1, 0))
+        C = torch.nn.functional.conv1d(vp, p["conv_u"].flip(-1).unsqueeze(1),
+                                       groups=D).transpose(1, 2)
+        beta = torch.sigmoid(p["gamma"]).repeat_interleave(d)
+        attn = beta * attn + (1 - beta) * C
+    return attn @ p["wo"]
+
+
+def make_params(cfg):
+    V, T, D, F, C = (cfg[k] for k in ("vocab", "max_len", "dim", "ffn", "classes"))
+    H, L = cfg["heads"], cfg["levels"]
+    g = torch.Generator().manual_seed(0)
+
+    def normal(*shape):
+        return (torch.randn(*shape, generator=g) * 0.02).requires_grad_()
+
+    def const(value, *shape):
+        return torch.full(shape, float(value)).requires_grad_()
+
+    p = {"embed": normal(V, D), "pos": normal(T, D), "layers": []}
+    for _ in range(cfg["layers"]):
+        a = {"wq": normal(L, D, D), "wk": normal(L, D, D), "wv": normal(D, D),
+             "wo": normal(D, D), "theta": const(0, H, L)}
+        if L > 1:
+            w = torch.zeros(L - 1, D, cfg["kernel"])
+            w[..., 0] = 1
+            a["down_w"] = w.requires_grad_()
+            a["down_b"] = const(0, L - 1, D)
+        if cfg["hybrid"]:
+            a["conv_u"] = normal(D, cfg["conv_kernel"])
+            a["gamma"] = const(2, H)
+        p["layers"].append({"ln1": (const(1, D), const(0, D)), "attn": a,
+                            "ln2": (const(1, D), const(0, D)),
+                            "w1": normal(D, F), "b1": const(0, F),
+                            "w2": normal(F, D), "b2": const(0, D)})
+    p["ln_f"] = (const(1, D), const(0, D))
+    p["head"] = (normal(D, C), const(0, C))
+    return p
+
+
+def leaves(p):
+    out = [p["embed"], p["pos"], *p["ln_f"], *p["head"]]
+    for layer in p["layers"]:
+        out += [*layer["ln1"], *layer["ln2"], layer["w1"], layer["b1"],
+                layer["w2"], layer["b2"], *layer["attn"].values()]
+    return out
+
+
+def loss_fn(p, cfg, tokens, labels):
+    B, T = tokens.shape
+    lengths = (tokens != 0).int().argmin(dim=1)
+    lengths = torch.where((tokens != 0).all(dim=1), T, lengths)
+    x = p["embed"][tokens] + p["pos"][:T]
+    D = x.shape[-1]
+    for layer in p["layers"]:
+        h = torch.nn.functional.layer_norm(x, (D,), *layer["ln1"], eps=1e-5)
+        x = x + attention(h, layer["attn"], cfg, lengths)
+        h = torch.nn.functional.layer_norm(x, (D,), *layer["ln2"], eps=1e-5)
+        f = torch.nn.functional.gelu(h @ layer["w1"] + layer["b1"],
+                                     approximate="tanh")
+        x = x + f @ layer["w2"] + layer["b2"]
+    x = torch.nn.functional.layer_norm(x, (D,), *p["ln_f"], eps=1e-5)
+    valid = (torch.arange(T)[None, :] < lengths[:, None]).float()
+    pooled = (x * valid[..., None]).sum(1) / lengths[:, None].float()
+    logits = pooled @ p["head"][0] + p["head"][1]
+    return torch.nn.functional.cross_entropy(logits, labels)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", required=True, help="model config JSON file")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    with open(args.config) as f:
+        cfg = json.load(f)
+    p = make_params(cfg)
+    opt = torch.optim.AdamW(leaves(p), lr=1e-3, weight_decay=0.01)
+    g = torch.Generator().manual_seed(1)
+    B, T = args.batch, cfg["max_len"]
+    times = []
+    for step in range(args.steps + 1):
+        lengths = torch.randint(T // 2, T + 1, (B,), generator=g)
+        tokens = torch.randint(1, cfg["vocab"], (B, T), generator=g)
+        tokens = torch.where(torch.arange(T)[None, :] < lengths[:, None],
+                             tokens, 0)
+        labels = torch.randint(0, cfg["classes"], (B,), generator=g)
+        start = time.perf_counter()
+        opt.zero_grad()
+        loss = loss_fn(p, cfg, tokens, labels)
+        loss.backward()
+        opt.step()
+        if step > 0:  # the first step warms up
+            times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    print(json.dumps({"peer": "pytorch eager", "torch": torch.__version__,
+                      "threads": args.threads, "batch": B, "T": T,
+                      "median_step_ms": 1e3 * median,
+                      "examples_per_s": B / median,
+                      "loss": float(loss)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

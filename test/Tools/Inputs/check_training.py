@@ -1,0 +1,133 @@
+"""Checks for test/Tools/train.test (hkt-run init / train / predict).
+
+    check_training.py init W.safetensors MODEL.json
+        every SPEC parameter with its shape, and SPEC's initialisation: LayerNorm
+        weights 1, biases, theta and down_b 0, down_w tap 0 = 1 and the others
+        0, gamma 2, the matrices of std ~0.02 and mean ~0.
+    check_training.py falls LOG.jsonl
+        the mean of the last three logged losses is below 0.85 x the first's.
+    check_training.py resume A.ckpt B.ckpt A.jsonl B.jsonl
+        the same losses at every step and bit-identical tensors and metadata
+        step / data position in both checkpoints.
+    check_training.py poison W.safetensors OUT.safetensors
+        W with head.b set to +inf (a weight file whose loss is nan).
+    check_training.py predict P.npy TEXT.tsv
+        one int32 prediction in [0, classes) per test line (n % 10 == 9).
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "reference"))
+import hkt_model_reference as M  # noqa: E402
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    body = data[8 + n:]
+    out = {}
+    for name, t in header.items():
+        b, e = t["data_offsets"]
+        assert t["dtype"] == "F32", (name, t["dtype"])
+        out[name] = np.frombuffer(body[b:e], "<f4").reshape(t["shape"])
+    return out, meta
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check_init(path, config):
+    cfg = M.parse_model_config(config)
+    tensors, meta = read(path)
+    shapes = M.param_shapes(cfg)
+    if sorted(tensors) != sorted(shapes):
+        fail("names %s, expected %s" % (sorted(tensors), sorted(shapes)))
+    if json.loads(meta["model"]) != cfg:
+        fail("metadata model %s" % meta["model"])
+    for name, shape in shapes.items():
+        a = tensors[name]
+        if tuple(a.shape) != tuple(shape):
+            fail("%s has shape %s, expected %s" % (name, a.shape, shape))
+        kind = M._init_kind(name)
+        if kind == "ones" and not (a == 1).all():
+            fail(name + " is not all ones")
+        if kind == "zeros" and not (a == 0).all():
+            fail(name + " is not all zeros")
+        if kind == "gamma" and not (a == 2).all():
+            fail(name + " is not all 2")
+        if kind == "down_w" and not ((a[..., 0] == 1).all() and (a[..., 1:] == 0).all()):
+            fail(name + ": tap 0 must be 1, the others 0")
+        if kind == "normal" and a.size >= 64:
+            if not (0.015 < a.std() < 0.025 and abs(a.mean()) < 0.01):
+                fail("%s: std %.4f mean %.4f, expected ~0.02 and ~0" % (
+                    name, a.std(), a.mean()))
+    print("init OK")
+
+
+def losses(path):
+    return [json.loads(line) for line in open(path) if '"loss"' in line]
+
+
+def check_falls(path):
+    rows = losses(path)
+    first, last = rows[0]["loss"], np.mean([r["loss"] for r in rows[-3:]])
+    if not last < 0.85 * first:
+        fail("loss %.4f at the start, %.4f at the end" % (first, last))
+    print("loss falls OK")
+
+
+def check_resume(a, b, alog, blog):
+    ta, ma = read(a)
+    tb, mb = read(b)
+    if sorted(ta) != sorted(tb):
+        fail("tensor names differ")
+    for name in ta:
+        if ta[name].tobytes() != tb[name].tobytes():
+            fail("%s differs (max abs diff %g)" % (
+                name, float(np.abs(ta[name] - tb[name]).max())))
+    for key in ("step", "examples_seen"):
+        if ma[key] != mb[key]:
+            fail("metadata %s: %s vs %s" % (key, ma[key], mb[key]))
+    la = [(r["step"], r["loss"]) for r in losses(alog)]
+    lb = [(r["step"], r["loss"]) for r in losses(blog)]
+    if la != lb:
+        fail("losses differ: %s vs %s" % (la, lb))
+    print("resume exact: %d losses, %d tensors OK" % (len(la), len(ta)))
+
+
+def check_predict(path, text):
+    p = np.load(path)
+    lines = open(text, "rb").read().rstrip(b"\n").split(b"\n")
+    n = sum(1 for i in range(len(lines)) if i % 10 == 9)
+    if p.dtype != np.int32 or p.shape != (n,):
+        fail("predictions %s %s, expected int32 (%d,)" % (p.dtype, p.shape, n))
+    if p.min() < 0 or p.max() >= 10:  # the test's model has 10 classes
+        fail("predictions outside the classes")
+    print("predictions OK")
+
+
+def poison(path, out):
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    b, e = header["head.b"]["data_offsets"]
+    data[8 + n + b:8 + n + e] = np.full((e - b) // 4, np.inf, "<f4").tobytes()
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    {"init": check_init, "falls": check_falls, "resume": check_resume,
+     "predict": check_predict, "poison": poison}[mode](*sys.argv[2:])
