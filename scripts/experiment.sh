@@ -20,10 +20,11 @@ seeds="${3:-0 1 2}"
 mkdir -p "$dir"
 
 dim=64; heads=4; layers=2; ffn=128; batch=16
-steps="${HKT_EXPERIMENT_STEPS:-300}"
+steps="${HKT_EXPERIMENT_STEPS:-2000}"
 declare -A len=([listops]=512 [fmnist]=784) vocab=([listops]=16 [fmnist]=257)
 declare -A levels=([hkt]=3 [mha]=1 [l1hybrid]=1) hybrid=([hkt]=true [mha]=false [l1hybrid]=true)
 
+# Seeds outside, models inside: a part cut short still compares the models.
 for task in $tasks; do
   for model in hkt mha l1hybrid; do
     mod="$dir/mod-$task-$model"
@@ -33,11 +34,14 @@ for task in $tasks; do
       echo "== compiling $cfg"
       "$bin/hkt-compile" --model "$cfg" --max-batch 64 -o "$mod"
     fi
-    for seed in $seeds; do
+  done
+  for seed in $seeds; do
+    for model in hkt mha l1hybrid; do
+      mod="$dir/mod-$task-$model"
       run="$dir/$task-$model-s$seed"
       [ -f "$run.test.json" ] && continue
-      common=(--save "$run.safetensors" --log "$run.jsonl" --log-every 10
-              --eval-every 100 --eval-examples 500 --quiet)
+      common=(--save "$run.safetensors" --log "$run.jsonl" --log-every 20
+              --eval-every 200 --eval-examples 500 --save-every 200 --quiet)
       if [ -f "$run.safetensors" ]; then
         done_steps=$(/usr/bin/python3 -c "import json,struct,sys; f=open(sys.argv[1],'rb'); n=struct.unpack('<Q', f.read(8))[0]; print(json.loads(f.read(n))['__metadata__']['step'])" "$run.safetensors")
         left=$((steps - done_steps))
@@ -48,12 +52,12 @@ for task in $tasks; do
       else
         echo "== $task $model seed $seed: $steps steps"
         "$bin/hkt-run" train "$mod" --task "$task" --steps "$steps" --batch "$batch" \
-          --seed "$seed" --lr 1e-3 --warmup 30 --schedule cosine --weight-decay 0.01 \
-          --save-every 100 "${common[@]}" > "$run.final.json"
+          --seed "$seed" --lr 1e-3 --warmup 100 --schedule cosine --weight-decay 0.01 \
+          "${common[@]}" > "$run.final.json"
       fi
       "$bin/hkt-run" eval "$mod" --params "$run.safetensors" --task "$task" --split test \
         --limit 2000 > "$run.test.json.tmp" && mv "$run.test.json.tmp" "$run.test.json"
-      cat "$run.test.json"
+      echo "$(date +%T) $task $model seed $seed: $(cat "$run.final.json") test $(cat "$run.test.json")"
     done
   done
 done

@@ -164,7 +164,7 @@ def main():
                       "threads": args.threads, "batch": B, "T": T,
                       "median_step_ms": 1e3 * median,
                       "examples_per_s": B / median,
-                      "loss": float(loss)}))
+                      "loss": loss.item()}))
     return 0
 
 

@@ -8,7 +8,8 @@
         the mean of the last three logged losses is below 0.85 x the first's.
     check_training.py resume A.ckpt B.ckpt A.jsonl B.jsonl
         the same losses at every step and bit-identical tensors and metadata
-        step / data position in both checkpoints.
+        step / data position in both checkpoints; the learning rates follow
+        the warm-up and cosine schedule of the test.
     check_training.py poison W.safetensors OUT.safetensors
         W with head.b set to +inf (a weight file whose loss is nan).
     check_training.py predict P.npy TEXT.tsv
@@ -102,6 +103,13 @@ def check_resume(a, b, alog, blog):
     lb = [(r["step"], r["loss"]) for r in losses(blog)]
     if la != lb:
         fail("losses differ: %s vs %s" % (la, lb))
+    # The schedule of both runs (lr 1e-3, 2 warm-up steps, cosine to step 6).
+    for r in losses(blog):
+        t = r["step"]
+        want = 1e-3 * t / 2 if t <= 2 else \
+            1e-3 * 0.5 * (1 + np.cos(np.pi * (t - 2) / 4))
+        if abs(r["lr"] - want) > 1e-12:
+            fail("lr %g at step %d, expected %g" % (r["lr"], t, want))
     print("resume exact: %d losses, %d tensors OK" % (len(la), len(ta)))
 
 
