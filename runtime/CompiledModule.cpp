@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompiledModule.h"
+#include "runtime/CudaDriver.h"
 #include "runtime/MemoryCheck.h"
 #include "runtime/CpuFeatures.h"
 #include "runtime/Internal.h"
@@ -219,6 +220,16 @@ Status Entry::call(const std::vector<Tensor *> &args,
     for (std::vector<int64_t> &d : descriptors)
       pointers.push_back(d.data());
     fn(pointers.data());
+    if (cuda) {
+      // A failed launch or copy leaves the results undefined and may leave
+      // device buffers allocated: free them and say what failed.
+      if (std::string error = takeCudaError(); !error.empty()) {
+        size_t freed = freeLeakedCudaMemory();
+        return Status::error(concat(
+            "entry '", name(), "' failed on the device: ", error,
+            freed ? concat("; freed ", freed, " device buffers it left") : ""));
+      }
+    }
     return Status::success();
   });
 }
@@ -246,14 +257,20 @@ CompiledModule::open(const std::string &dir, const Options &options) {
     switch (m->mf.target.kind) {
     case TargetKind::Cpu:
       break;
-    case TargetKind::Cuda:
-      // The CUDA loader (module load, kernel launch through the driver API)
-      // comes with the NVVM path; until then say so before dlopen fails on
-      // the module's unresolved mgpu* symbols.
-      return Status::error(concat("module '", dir, "' targets cuda (",
-                                  m->mf.target.arch,
-                                  "); this runtime was built without CUDA "
-                                  "support"));
+    case TargetKind::Cuda: {
+      // The driver and the device are checked before the shared object is
+      // loaded: its constructor loads the kernels (mgpuModuleLoad).
+      linkCudaRuntimeWrappers();
+      Expected<CudaDevice> device = cudaDevice();
+      if (!device)
+        return Status::error(concat("cannot run module '", dir,
+                                    "' (it targets cuda, ", m->mf.target.arch,
+                                    "): ", device.message()));
+      if (Status s = checkCudaArch(m->mf.target.arch, *device); !s.ok())
+        return Status::error(
+            concat("cannot run module '", dir, "': ", s.message()));
+      break;
+    }
     }
     if (Status s = checkHost(m->mf, dir, options); !s.ok())
       return s;
@@ -269,6 +286,10 @@ CompiledModule::open(const std::string &dir, const Options &options) {
           concat("cannot load module '", dir,
                  "': dlopen failed: ", err ? err : "unknown error"));
     }
+    if (m->mf.target.kind == TargetKind::Cuda)
+      if (std::string error = takeCudaError(); !error.empty())
+        return Status::error(concat("cannot load module '", dir,
+                                    "': its kernels did not load: ", error));
     for (const EntrySpec &spec : m->mf.entries) {
       ::dlerror();
       void *sym = ::dlsym(handle, spec.symbol.c_str());
@@ -279,7 +300,8 @@ CompiledModule::open(const std::string &dir, const Options &options) {
       Entry::Function fn;
       static_assert(sizeof(fn) == sizeof(sym));
       std::memcpy(&fn, &sym, sizeof(fn));
-      m->entryList.emplace_back(&spec, fn);
+      m->entryList.emplace_back(&spec, fn,
+                                m->mf.target.kind == TargetKind::Cuda);
     }
     return Result(std::move(m));
   });

@@ -33,7 +33,10 @@ public:
   /// to a memref descriptor.
   using Function = void (*)(void **);
 
-  Entry(const EntrySpec *spec, Function fn) : entrySpec(spec), fn(fn) {}
+  /// `cuda`: the entry's host code launches kernels through the mgpu*
+  /// functions (CudaDriver.h), whose driver errors the call reports.
+  Entry(const EntrySpec *spec, Function fn, bool cuda = false)
+      : entrySpec(spec), fn(fn), cuda(cuda) {}
 
   const EntrySpec &spec() const { return *entrySpec; }
   const std::string &name() const { return entrySpec->name; }
@@ -61,6 +64,7 @@ public:
 private:
   const EntrySpec *entrySpec;
   Function fn;
+  bool cuda;
 };
 
 /// A module directory loaded into the process.

@@ -1,0 +1,278 @@
+//===- CudaRuntimeWrappers.cpp - The mgpu* functions of MLIR's GPU host code ===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// MLIR's gpu-to-llvm lowering turns gpu.launch_func, gpu.alloc, gpu.memcpy...
+// into calls of these functions (declarations: ../shared/gpu/RECIPE.md
+// section 5); Debian ships no libmlir_cuda_runtime, so the runtime provides
+// them, on the driver API it opens at run time (CudaDriver.h). hkt-run
+// exports them, and a cuda module's shared object binds to them when it is
+// loaded (its constructor already calls mgpuModuleLoad).
+//
+// They cannot return errors (the host code ignores their results): the
+// first driver error is kept with its name, and Entry::call reports it
+// after the call, freeing what the failed call left allocated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CudaDriver.h"
+#include "runtime/Internal.h"
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+using namespace hkt::runtime;
+using hkt::runtime::detail::concat;
+
+namespace {
+std::mutex mutex;
+std::string firstError;
+std::set<CUdeviceptr> liveBuffers;
+
+void record(const std::string &message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (firstError.empty())
+    firstError = message;
+}
+
+/// The driver, or null after recording why there is none.
+const CudaDriverApi *api() {
+  Expected<const CudaDriverApi *> d = cudaDriver();
+  if (!d) {
+    record(d.message());
+    return nullptr;
+  }
+  return *d;
+}
+
+/// Runs a driver call; records a failure with the call's name.
+bool ok(const CudaDriverApi *a, CUresult r, const char *call) {
+  if (r == 0)
+    return true;
+  record(cudaErrorText(*a, r, call));
+  return false;
+}
+
+constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
+constexpr unsigned kMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
+} // namespace
+
+std::string hkt::runtime::takeCudaError() {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string e;
+  e.swap(firstError);
+  return e;
+}
+
+size_t hkt::runtime::freeLeakedCudaMemory() {
+  std::set<CUdeviceptr> leaked;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    leaked.swap(liveBuffers);
+  }
+  if (const CudaDriverApi *a = leaked.empty() ? nullptr : api())
+    for (CUdeviceptr p : leaked)
+      a->cuMemFree(p);
+  return leaked.size();
+}
+
+extern "C" {
+#define HKT_EXPORT __attribute__((visibility("default"), used))
+
+HKT_EXPORT void *mgpuModuleLoad(void *data, size_t /*bytes*/) {
+  const CudaDriverApi *a = api();
+  CUhandle module = nullptr;
+  if (a)
+    ok(a, a->cuModuleLoadData(&module, data), "cuModuleLoadData");
+  return module;
+}
+
+HKT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  const CudaDriverApi *a = api();
+  CUhandle module = nullptr;
+  if (!a)
+    return nullptr;
+  int options[] = {kJitOptimizationLevel};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  ok(a, a->cuModuleLoadDataEx(&module, data, 1, options, values),
+     "cuModuleLoadDataEx");
+  return module;
+}
+
+HKT_EXPORT void mgpuModuleUnload(void *module) {
+  if (const CudaDriverApi *a = module ? api() : nullptr)
+    ok(a, a->cuModuleUnload(module), "cuModuleUnload");
+}
+
+HKT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  const CudaDriverApi *a = api();
+  CUhandle fn = nullptr;
+  if (!a)
+    return nullptr;
+  if (!module) {
+    record(concat("kernel '", name, "': its module was not loaded"));
+    return nullptr;
+  }
+  if (!ok(a, a->cuModuleGetFunction(&fn, module, name), "cuModuleGetFunction"))
+    record(concat("(kernel '", name, "')"));
+  return fn;
+}
+
+HKT_EXPORT void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy,
+                                 intptr_t gz, intptr_t bx, intptr_t by,
+                                 intptr_t bz, int32_t smem, void *stream,
+                                 void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  const CudaDriverApi *a = api();
+  if (!a || !fn)
+    return; // the missing kernel was recorded
+  ok(a,
+     a->cuLaunchKernel(fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+                       static_cast<unsigned>(gz), static_cast<unsigned>(bx),
+                       static_cast<unsigned>(by), static_cast<unsigned>(bz),
+                       static_cast<unsigned>(smem), stream, params, extra),
+     "cuLaunchKernel");
+}
+
+HKT_EXPORT void *mgpuStreamCreate() {
+  const CudaDriverApi *a = api();
+  CUhandle s = nullptr;
+  if (a)
+    ok(a, a->cuStreamCreate(&s, 1 /*CU_STREAM_NON_BLOCKING*/), "cuStreamCreate");
+  return s;
+}
+
+HKT_EXPORT void mgpuStreamDestroy(void *stream) {
+  if (const CudaDriverApi *a = stream ? api() : nullptr)
+    ok(a, a->cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+HKT_EXPORT void mgpuStreamSynchronize(void *stream) {
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+HKT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
+}
+
+HKT_EXPORT void *mgpuEventCreate() {
+  const CudaDriverApi *a = api();
+  CUhandle e = nullptr;
+  if (a)
+    ok(a, a->cuEventCreate(&e, 2 /*CU_EVENT_DISABLE_TIMING*/), "cuEventCreate");
+  return e;
+}
+
+HKT_EXPORT void mgpuEventDestroy(void *event) {
+  if (const CudaDriverApi *a = event ? api() : nullptr)
+    ok(a, a->cuEventDestroy(event), "cuEventDestroy");
+}
+
+HKT_EXPORT void mgpuEventSynchronize(void *event) {
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuEventSynchronize(event), "cuEventSynchronize");
+}
+
+HKT_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuEventRecord(event, stream), "cuEventRecord");
+}
+
+HKT_EXPORT void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/,
+                              bool hostShared) {
+  const CudaDriverApi *a = api();
+  CUdeviceptr p = 0;
+  if (!a || bytes == 0)
+    return nullptr;
+  bool done = hostShared
+                  ? ok(a, a->cuMemAllocManaged(&p, bytes, kMemAttachGlobal),
+                       "cuMemAllocManaged")
+                  : ok(a, a->cuMemAlloc(&p, bytes), "cuMemAlloc");
+  if (done) {
+    std::lock_guard<std::mutex> lock(mutex);
+    liveBuffers.insert(p);
+  } else {
+    record(concat("(allocating ", bytes, " bytes of device memory)"));
+  }
+  return reinterpret_cast<void *>(p);
+}
+
+HKT_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
+  if (!ptr)
+    return;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    liveBuffers.erase(p);
+  }
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuMemFree(p), "cuMemFree");
+}
+
+HKT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  if (const CudaDriverApi *a = api())
+    ok(a,
+       a->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                        reinterpret_cast<CUdeviceptr>(src), bytes, stream),
+       "cuMemcpyAsync");
+}
+
+HKT_EXPORT void mgpuMemset32(void *dst, unsigned value, size_t count,
+                             void *stream) {
+  if (const CudaDriverApi *a = api())
+    ok(a,
+       a->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                           stream),
+       "cuMemsetD32Async");
+}
+
+/// A ranked memref descriptor: allocated, aligned, offset, sizes, strides.
+struct Descriptor {
+  char *allocated;
+  char *aligned;
+  int64_t offset;
+  int64_t sizesAndStrides[1];
+};
+
+static size_t descriptorBytes(int64_t rank, const Descriptor *d,
+                              int64_t elementBytes) {
+  size_t n = static_cast<size_t>(elementBytes);
+  for (int64_t i = 0; i < rank; ++i)
+    n *= static_cast<size_t>(d->sizesAndStrides[i]);
+  return n;
+}
+
+HKT_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, Descriptor *d,
+                                          int64_t elementBytes) {
+  if (const CudaDriverApi *a = api())
+    ok(a,
+       a->cuMemHostRegister(d->aligned + d->offset * elementBytes,
+                            descriptorBytes(rank, d, elementBytes),
+                            0 /*flags*/),
+       "cuMemHostRegister");
+}
+
+HKT_EXPORT void mgpuMemHostUnregisterMemRef(int64_t /*rank*/, Descriptor *d,
+                                            int64_t elementBytes) {
+  if (const CudaDriverApi *a = api())
+    ok(a, a->cuMemHostUnregister(d->aligned + d->offset * elementBytes),
+       "cuMemHostUnregister");
+}
+#undef HKT_EXPORT
+} // extern "C"
+
+void hkt::runtime::linkCudaRuntimeWrappers() {
+  // Taking the addresses keeps this object file (and so every mgpu*
+  // function) in an executable that links the static runtime.
+  static void *volatile keep[] = {
+      reinterpret_cast<void *>(&mgpuModuleLoad),
+      reinterpret_cast<void *>(&mgpuLaunchKernel),
+      reinterpret_cast<void *>(&mgpuMemAlloc)};
+  (void)keep;
+}
