@@ -6,6 +6,7 @@
 
 #include "runtime/Tasks.h"
 #include "runtime/Internal.h"
+#include "runtime/Random.h"
 
 #include <zlib.h>
 
@@ -82,40 +83,7 @@ const char *opName(int32_t token) {
   return "?";
 }
 
-/// The splitmix64 finalizer: a bijection of 64-bit words that mixes well.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-/// splitmix64. Our own generator and our own range reduction rather than
-/// <random>'s distributions, whose outputs differ between standard
-/// libraries: the data must be the same wherever it is generated.
-class Rng {
-public:
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() { return mix64(state += 0x9e3779b97f4a7c15ULL); }
-  /// Uniform in [0, n), n >= 1, without modulo bias.
-  uint64_t below(uint64_t n) {
-    uint64_t threshold = (0 - n) % n; // 2^64 mod n
-    uint64_t x;
-    do
-      x = next();
-    while (x < threshold);
-    return x % n;
-  }
-  /// Uniform in [lo, hi], lo <= hi.
-  int64_t between(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(below(static_cast<uint64_t>(hi - lo) + 1));
-  }
-
-private:
-  uint64_t state;
-};
+using Rng = SplitMix64;
 
 /// The seed of one example; the mixing between the parts makes neighbouring
 /// indices, splits and data seeds give unrelated streams.

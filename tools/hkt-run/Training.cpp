@@ -17,6 +17,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/CompiledModule.h"
 #include "runtime/Npy.h"
+#include "runtime/Random.h"
 #include "runtime/Tasks.h"
 
 #include <nlohmann/json.hpp>
@@ -220,20 +221,6 @@ std::unique_ptr<Task> openModelTask(const Model &m, const std::string &spec,
   return task;
 }
 
-/// splitmix64: a tiny, portable generator (the same numbers everywhere).
-struct SplitMix {
-  uint64_t state;
-  explicit SplitMix(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in (0, 1).
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) / 9007199254740992.0; }
-};
-
 uint64_t hashString(const std::string &s) {
   uint64_t h = 1469598103934665603ull; // FNV-1a
   for (unsigned char c : s)
@@ -265,7 +252,7 @@ Tensor initParameter(const TensorSpec &spec, uint64_t seed) {
     std::fill(p, p + n, 2.0f);
   } else {
     // embed, pos, conv_u and the weight matrices: normal, std 0.02.
-    SplitMix rng(seed * 0x9E3779B97F4A7C15ull ^ hashString(name));
+    SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull ^ hashString(name));
     for (int64_t i = 0; i < n; i += 2) {
       double r = std::sqrt(-2.0 * std::log(rng.uniform()));
       double a = 2.0 * M_PI * rng.uniform();
@@ -490,7 +477,7 @@ public:
       order.resize(static_cast<size_t>(size));
       for (int64_t i = 0; i < size; ++i)
         order[i] = i;
-      SplitMix rng(seed ^ (0xD1B54A32D192ED03ull * (epoch + 1)));
+      SplitMix64 rng(seed ^ (0xD1B54A32D192ED03ull * (epoch + 1)));
       for (int64_t i = size - 1; i > 0; --i)
         std::swap(order[i], order[rng.next() % static_cast<uint64_t>(i + 1)]);
       currentEpoch = epoch;
