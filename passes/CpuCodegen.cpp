@@ -191,6 +191,8 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
   // The small ops of the attention tiles (inside the loop nest).
   if (!isa<linalg::GenericOp, linalg::FillOp, linalg::CopyOp>(op))
     return std::nullopt;
+  if (op.getNumLoops() == 0) // scalars (a batch's per-chunk loss)
+    return std::nullopt;
   if (op.getNumLoops() == 1)
     return Tiles{Tiles::Whole};
   // Beyond 2-D, only ops that read and write every operand along the
