@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -630,6 +631,14 @@ int runTrain(int argc, char **argv) {
   int64_t saveEvery = a.integer("--save-every", 0, 0, INT64_C(1) << 40);
   int64_t logEvery = a.integer("--log-every", 10, 1, INT64_C(1) << 40);
   std::string savePath = a.str("--save");
+  // Found out now, not after the run: a checkpoint that cannot be written.
+  {
+    size_t slash = savePath.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "." : savePath.substr(0, slash + 1);
+    if (::access(dir.c_str(), W_OK) != 0)
+      fail("cannot write the checkpoint '" + savePath + "': its directory '" +
+           dir + "' is not writable (" + std::strerror(errno) + ")");
+  }
 
   std::unique_ptr<Task> task = openModelTask(m, st.task, st.dataSeed);
   int64_t trainSize = task->size(Split::Train);
