@@ -31,8 +31,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "reference"))
 
 
-def layer(x, p, cfg):
-    """One HKT layer (SPEC 1-8) in PyTorch; x: B x T x D."""
+def layer(x, p, cfg, lengths=None):
+    """One HKT layer (SPEC 1-8) in PyTorch; x: B x T x D; keys at or past
+    `lengths[b]` (a B-vector, optional) are masked."""
     B, T, D = x.shape
     H, L, s = cfg["heads"], cfg["levels"], cfg["stride"]
     d = D // H
@@ -63,8 +64,13 @@ def layer(x, p, cfg):
             sl = sl[:, :, :T, :T]
         S = S + lam[:, l].view(1, H, 1, 1) * sl
     # SPEC 5-6: masks, softmax, A V.
+    mask = None
+    if lengths is not None:
+        mask = (torch.arange(T)[None, :] >= lengths[:, None])[:, None, None, :]
     if cfg["causal"]:
-        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        causal = torch.ones(T, T, dtype=torch.bool).triu(1)
+        mask = causal if mask is None else mask | causal
+    if mask is not None:
         S = S.masked_fill(mask, float("-inf"))
     v = x @ p["wv"]
     attn = (torch.softmax(S, dim=-1) @ heads(v)).transpose(1, 2).reshape(B, T, D)

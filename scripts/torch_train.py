@@ -19,56 +19,15 @@ says how it was installed):
 
 import argparse
 import json
-import math
+import os
 import statistics
 import sys
 import time
 
 import torch
 
-def attention(x, p, cfg, lengths):
-    """scripts/torch_layer_grad.py's layer, with the key lengths masked."""
-    B, T, D = x.shape
-    H, L, s = cfg["heads"], cfg["levels"], cfg["stride"]
-    d = D // H
-
-    def heads(z):
-        return z.view(z.shape[0], z.shape[1], H, d).transpose(1, 2)
-
-    xs = [x]
-    for l in range(1, L):
-        xp = xs[-1]
-        k = p["down_w"].shape[2]
-        padded = torch.nn.functional.pad(xp.transpose(1, 2), (k - 1, 0))
-        w = p["down_w"][l - 1].flip(-1).unsqueeze(1)
-        y = torch.nn.functional.conv1d(padded, w, stride=s, groups=D)
-        tn = -(-xp.shape[1] // s)
-        xs.append(y[:, :, :tn].transpose(1, 2) + p["down_b"][l - 1])
-    lam = torch.softmax(p["theta"], dim=1)
-    S = 0
-    for l, xl in enumerate(xs):
-        q, kk = heads(xl @ p["wq"][l]), heads(xl @ p["wk"][l])
-        sl = q @ kk.transpose(-1, -2) / math.sqrt(d)
-        f = s ** l
-        if f > 1:
-            sl = sl.repeat_interleave(f, dim=2).repeat_interleave(f, dim=3)
-            sl = sl[:, :, :T, :T]
-        S = S + lam[:, l].view(1, H, 1, 1) * sl
-    keys = torch.arange(T)[None, :] >= lengths[:, None]
-    mask = keys[:, None, None, :]
-    if cfg["causal"]:
-        mask = mask | torch.ones(T, T, dtype=torch.bool).triu(1)
-    S = S.masked_fill(mask, float("-inf"))
-    v = x @ p["wv"]
-    attn = (torch.softmax(S, dim=-1) @ heads(v)).transpose(1, 2).reshape(B, T, D)
-    if cfg["hybrid"]:
-        kc = p["conv_u"].shape[1]
-        vp = torch.nn.functional.pad(v.transpose(1, 2), (kc - 1, 0))
-        C = torch.nn.functional.conv1d(vp, p["conv_u"].flip(-1).unsqueeze(1),
-                                       groups=D).transpose(1, 2)
-        beta = torch.sigmoid(p["gamma"]).repeat_interleave(d)
-        attn = beta * attn + (1 - beta) * C
-    return attn @ p["wo"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_layer_grad import layer as attention  # noqa: E402
 
 
 def make_params(cfg):
