@@ -70,6 +70,33 @@ std::optional<int64_t> symbolBound(FunctionOpInterface fn, unsigned arg,
   return std::nullopt;
 }
 
+/// What `hkt.dims` must be on an argument and on a result alike: one string
+/// per dimension of a ranked tensor, a symbol exactly for each dynamic one.
+LogicalResult verifyDimsShape(Type type, Attribute value,
+                              function_ref<InFlightDiagnostic()> emit) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emit() << "'" << attr::kDims << "' applies to ranked tensors, not "
+                  << type;
+  auto dims = dyn_cast<ArrayAttr>(value);
+  if (!dims || dims.size() != static_cast<size_t>(tensor.getRank()) ||
+      !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
+    return emit() << "'" << attr::kDims
+                  << "' must be an array of strings, one per dimension ("
+                  << tensor.getRank() << " for " << type << ")";
+  for (int64_t d = 0; d < tensor.getRank(); ++d) {
+    StringRef symbol = cast<StringAttr>(dims[d]).getValue();
+    if (!tensor.isDynamicDim(d) && !symbol.empty())
+      return emit() << "'" << attr::kDims << "' names static dimension " << d
+                    << " ('" << symbol << "'); give \"\" for static "
+                    << "dimensions";
+    if (tensor.isDynamicDim(d) && symbol.empty())
+      return emit() << "'" << attr::kDims << "' leaves dynamic dimension " << d
+                    << " without a symbol";
+  }
+  return success();
+}
+
 std::string knownList(ArrayRef<const char *> names) {
   std::string s;
   for (const char *n : names)
@@ -205,30 +232,16 @@ private:
   }
 
   LogicalResult verifyDims(Attribute value) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return emit() << "'" << attr::kDims << "' applies to ranked tensors, not "
-                    << type;
-    auto dims = dyn_cast<ArrayAttr>(value);
-    if (!dims || dims.size() != static_cast<size_t>(tensor.getRank()) ||
-        !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
-      return emit() << "'" << attr::kDims
-                    << "' must be an array of strings, one per dimension ("
-                    << tensor.getRank() << " for " << type << ")";
+    if (failed(verifyDimsShape(type, value, [&] { return emit(); })))
+      return failure();
+    auto tensor = cast<RankedTensorType>(type);
+    auto dims = cast<ArrayAttr>(value);
     auto bounds = argAttr<DenseI64ArrayAttr>(attr::kBounds);
     if (!bounds)
       return emit() << "'" << attr::kDims << "' needs '" << attr::kBounds
                     << "' on the same argument";
-    for (int64_t d = 0; d < tensor.getRank(); ++d) {
-      StringRef symbol = cast<StringAttr>(dims[d]).getValue();
-      if (!tensor.isDynamicDim(d) && !symbol.empty())
-        return emit() << "'" << attr::kDims << "' names static dimension " << d
-                      << " ('" << symbol << "'); give \"\" for static "
-                      << "dimensions";
-      if (tensor.isDynamicDim(d) && symbol.empty())
-        return emit() << "'" << attr::kDims << "' leaves dynamic dimension "
-                      << d << " without a symbol";
-    }
+    if (bounds.size() != tensor.getRank())
+      return success(); // a malformed hkt.bounds is reported on its own
     // A symbol has one bound in the function.
     for (int64_t d = 0; d < tensor.getRank(); ++d) {
       StringRef symbol = cast<StringAttr>(dims[d]).getValue();
@@ -287,25 +300,12 @@ private:
   /// argument's `hkt.dims` defines.
   LogicalResult verifyDims(Attribute value) {
     Type type = fn.getResultTypes()[index];
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return emit() << "'" << attr::kDims << "' applies to ranked tensors, not "
-                    << type;
-    auto dims = dyn_cast<ArrayAttr>(value);
-    if (!dims || dims.size() != static_cast<size_t>(tensor.getRank()) ||
-        !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
-      return emit() << "'" << attr::kDims
-                    << "' must be an array of strings, one per dimension ("
-                    << tensor.getRank() << " for " << type << ")";
+    if (failed(verifyDimsShape(type, value, [&] { return emit(); })))
+      return failure();
+    auto tensor = cast<RankedTensorType>(type);
+    auto dims = cast<ArrayAttr>(value);
     for (int64_t d = 0; d < tensor.getRank(); ++d) {
       StringRef symbol = cast<StringAttr>(dims[d]).getValue();
-      if (!tensor.isDynamicDim(d) && !symbol.empty())
-        return emit() << "'" << attr::kDims << "' names static dimension " << d
-                      << " ('" << symbol << "'); give \"\" for static "
-                      << "dimensions";
-      if (tensor.isDynamicDim(d) && symbol.empty())
-        return emit() << "'" << attr::kDims << "' leaves dynamic dimension "
-                      << d << " without a symbol";
       if (symbol.empty())
         continue;
       bool defined = false;
