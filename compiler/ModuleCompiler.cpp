@@ -1,6 +1,7 @@
 //===- ModuleCompiler.cpp - MLIR module -> compiled-module dir ------------===//
 
 #include "compiler/ModuleCompiler.h"
+#include "compiler/CudaBinary.h"
 #include "compiler/Target.h"
 #include "passes/Passes.h"
 #include "runtime/ModuleFormat.h"
@@ -552,7 +553,7 @@ LogicalResult addPackedEntries(llvm::Module &module,
 
 llvm::json::Value manifestJson(const CpuTarget &target,
                                ArrayRef<EntrySpec> entries,
-                               StringRef modelConfig) {
+                               StringRef modelConfig, StringRef cudaArch) {
   namespace key = fmt::key;
   auto tensors = [](ArrayRef<TensorSpec> specs) {
     llvm::json::Array out;
@@ -602,6 +603,11 @@ llvm::json::Value manifestJson(const CpuTarget &target,
                                         {key::kFeatures,
                                          llvm::json::Array(target.features)}}},
       {key::kEntries, std::move(entryArray)}};
+  if (!cudaArch.empty()) {
+    llvm::json::Object &t = *manifest.getObject(key::kTarget);
+    t[key::kKind] = fmt::target_kind::kCuda;
+    t[key::kArch] = cudaArch.str();
+  }
   if (!modelConfig.empty())
     if (llvm::Expected<llvm::json::Value> model =
             llvm::json::parse(modelConfig))
@@ -657,6 +663,32 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                           << kReferencePipeline << ")";
   if (options.tileQ < 0 || options.tileK < 0)
     return emitError(loc) << "tile sizes must be >= 1";
+  bool nvvm = options.target == "nvvm";
+  if (!nvvm && options.target != "cpu")
+    return emitError(loc) << "unknown target '" << options.target
+                          << "' (available: cpu, nvvm)";
+  std::vector<std::string> chips = options.chips;
+  if (nvvm) {
+    if (options.pipeline != kFusedPipeline)
+      return emitError(loc) << "the nvvm target has one pipeline (the fused "
+                               "one); --pipeline "
+                            << options.pipeline << " is for the CPU";
+    if (chips.empty())
+      for (StringRef chip : llvm::split(kDefaultGpuChips, ','))
+        chips.push_back(chip.str());
+    for (const std::string &chip : chips) {
+      // ptxas of CUDA 13 knows sm_75 and later (RECIPE P2).
+      unsigned number = 0;
+      StringRef digits = StringRef(chip).drop_front(3).rtrim('a');
+      if (!StringRef(chip).starts_with("sm_") || digits.getAsInteger(10, number) ||
+          number < 75)
+        return emitError(loc) << "unknown GPU chip '" << chip
+                              << "' (expected sm_75 or later, e.g. sm_80, "
+                                 "sm_90, sm_90a)";
+    }
+    if (failed(checkCudaToolkit(loc, options.cudaPath)))
+      return failure();
+  }
 
   llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
   if (!target)
@@ -674,7 +706,16 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return failure();
 
   PassManager pm(module.getContext());
-  if (options.pipeline == kFusedPipeline) {
+  if (nvvm) {
+    NvvmPipelineOptions gpu;
+    if (options.tileQ > 0)
+      gpu.tileQ = options.tileQ;
+    if (options.tileK > 0)
+      gpu.tileK = options.tileK;
+    gpu.chips = chips;
+    gpu.cudaPath = options.cudaPath;
+    buildHktNvvmPipeline(pm, gpu);
+  } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
     auto has = [&](StringRef f) {
       return llvm::is_contained(target->features, f);
@@ -688,16 +729,39 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   }
   else
     buildHktCpuReferencePipeline(pm);
-  auto instrumentation =
-      std::make_unique<WorkingMemoryInstrumentation>(*entries);
-  WorkingMemoryInstrumentation *memory = instrumentation.get();
-  pm.addInstrumentation(std::move(instrumentation));
+  // The working memory of a cuda module is device memory: not measured.
+  WorkingMemoryInstrumentation *memory = nullptr;
+  if (!nvvm) {
+    auto instrumentation =
+        std::make_unique<WorkingMemoryInstrumentation>(*entries);
+    memory = instrumentation.get();
+    pm.addInstrumentation(std::move(instrumentation));
+  }
   if (failed(pm.run(module)))
     return failure();
-  if (!memory->ran)
+  if (memory && !memory->ran)
     return emitError(loc, "internal error: the pipeline has no "
                           "finalize-memref-to-llvm pass, before which the "
                           "working memory is computed");
+  std::string cudaArch;
+  if (nvvm) {
+    if (options.emitPTX) {
+      printPtx(module, *options.emitPTX);
+      return success();
+    }
+    std::vector<KernelReport> reports;
+    if (failed(assembleCudaBinaries(module, options.cudaPath, reports)))
+      return failure();
+    if (options.kernelReport)
+      for (const KernelReport &r : reports)
+        *options.kernelReport
+            << llvm::formatv("kernel {0} {1}: {2} registers, {3} bytes stack, "
+                             "{4} bytes spill stores, {5} bytes spill loads, "
+                             "{6} bytes smem\n",
+                             r.kernel, r.chip, r.registers, r.stackBytes,
+                             r.spillStores, r.spillLoads, r.sharedBytes);
+    cudaArch = llvm::join(chips, ",");
+  }
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -716,10 +780,6 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
               llvmModule.get()))
     return emitError(loc) << "LLVM optimisation failed: "
                           << llvm::toString(std::move(err));
-  if (options.emitLLVM) {
-    llvmModule->print(*options.emitLLVM, nullptr);
-    return success();
-  }
   if (options.emitLLVM) {
     llvmModule->print(*options.emitLLVM, nullptr);
     return success();
@@ -757,7 +817,8 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     llvm::raw_fd_ostream os((tmpDir + "/" + fmt::kManifestFile).str(), ec);
     if (ec)
       return emitError(loc) << "cannot write the manifest: " << ec.message();
-    os << llvm::formatv("{0:2}", manifestJson(*target, *entries, options.modelConfig)) << "\n";
+    os << llvm::formatv("{0:2}", manifestJson(*target, *entries, options.modelConfig,
+                                     cudaArch)) << "\n";
   }
 
   // The module's files reach the disk before it is renamed into place.

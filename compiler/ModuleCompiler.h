@@ -16,6 +16,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::hkt {
 
@@ -31,6 +32,18 @@ struct CompileOptions {
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;
+  /// "cpu" (host code only) or "nvvm" (GPU kernels for NVIDIA GPUs through
+  /// hkt-nvvm-pipeline, host code for `cpu`; a module of target kind cuda).
+  std::string target = "cpu";
+  /// nvvm: the GPU architectures, one fatbin ("sm_80", "sm_90"; empty: both).
+  std::vector<std::string> chips;
+  /// nvvm: the CUDA toolkit (ptxas, fatbinary, libdevice).
+  std::string cudaPath = kDefaultCudaPath.str();
+  /// nvvm: print the PTX of every kernel here instead of writing a module.
+  llvm::raw_ostream *emitPTX = nullptr;
+  /// nvvm: ptxas's registers / spills / shared memory per kernel and chip,
+  /// one line each.
+  llvm::raw_ostream *kernelReport = nullptr;
   /// A model's config (a JSON object), written to the manifest as "model"
   /// (docs/module-format.md); empty for other modules.
   std::string modelConfig;

@@ -62,6 +62,31 @@ struct FusedPipelineOptions
 void buildHktCpuFusedPipeline(OpPassManager &pm,
                               const FusedPipelineOptions &options = {});
 
+/// Options of the NVVM pipeline.
+struct NvvmPipelineOptions
+    : public PassPipelineOptions<NvvmPipelineOptions> {
+  Option<int64_t> tileQ{*this, "tile-q",
+                        llvm::cl::desc("Query rows (threads) per attention block"),
+                        llvm::cl::init(kDefaultGpuTileQ)};
+  Option<int64_t> tileK{*this, "tile-k",
+                        llvm::cl::desc("Keys per shared-memory tile"),
+                        llvm::cl::init(kDefaultGpuTileK)};
+  ListOption<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("GPU architectures (sm_80,sm_90 when none is given)")};
+  Option<std::string> cudaPath{
+      *this, "cuda-path", llvm::cl::desc("The CUDA toolkit (for libdevice)"),
+      llvm::cl::init(kDefaultCudaPath.str())};
+};
+
+/// The NVVM pipeline: the fused layer as GPU kernels (the attention from
+/// hkt-gpu-lower-online-attention, the rest one thread per element) and
+/// host code that stages the buffers and launches them, lowered to the LLVM
+/// dialect; each gpu.module becomes a gpu.binary with one PTX object per
+/// chip (hkt-compile assembles them into one fatbin).
+void buildHktNvvmPipeline(OpPassManager &pm,
+                          const NvvmPipelineOptions &options = {});
+
 /// Registers the passes and the named pipelines (hkt-cpu-reference-pipeline).
 void registerHktPassesAndPipelines();
 

@@ -185,6 +185,103 @@ def HktLowerOnlineAttentionPass : Pass<"hkt-lower-online-attention"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HktGpuLowerOnlineAttentionPass : Pass<"hkt-gpu-lower-online-attention"> {
+  let summary = "Lower hkt.online_attention to a gpu.launch (one block per query tile, head and batch row)";
+  let description = [{
+    The attention kernel of the NVVM path. `hkt.fused_attention` is first
+    decomposed into `hkt.online_attention` and its normalisation, as for
+    the CPU. Each `hkt.online_attention` (f32, static shapes) becomes one
+    `gpu.launch`: the grid is (query tiles, heads, batch), a block has one
+    thread per query row of its tile. For each key tile the block stages
+    every level's keys and the values in workgroup memory (coalesced,
+    zero past the end), computes each level >= 1's coarse score block
+    (tile-q / f_l x tile-k / f_l) once, cooperatively, then every thread
+    adds its row's level-0 scores to the coarse ones it covers and runs the
+    online softmax and P V in registers, 16 keys per rescaling. Key tiles
+    above the block's diagonal (causal) or past the batch row's key length
+    are not visited; rows past the sequence compute and store nothing. The
+    operands enter as `bufferization.to_buffer`, the results leave as
+    `bufferization.to_tensor` of fresh buffers, so one-shot bufferization
+    then runs as on the CPU path. tile-k shrinks until the shared arrays fit
+    in a block's 48 KiB.
+
+    Before:
+
+    ```mlir
+    %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : ...) keys(%k0, %k1 : ...)
+        values(%v : ...) outs(%a, %m, %s : ...) {causal = true, factors = array<i64: 1, 2>}
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb0 = bufferization.to_buffer %q0 read_only : ...
+    %out = memref.alloc() : memref<1x64x32xf32>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c4, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+               workgroup(%k0s : memref<32x8xf32, #gpu.address_space<workgroup>>, ...) {
+      scf.for %e = %tx to %c256 step %c64 { ... memref.store %x, %k0s[...] }
+      gpu.barrier
+      ...
+    }
+    %acc = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultGpuTileQ",
+           "Query rows (threads) per block">,
+    Option<"tileK", "tile-k", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultGpuTileK",
+           "Keys per shared-memory tile (halved until the tiles fit)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HktGpuMapParallelLoopsPass : Pass<"hkt-gpu-map-parallel-loops"> {
+  let summary = "Map each outermost host scf.parallel to a gpu.launch, one thread per iteration";
+  let description = [{
+    The rest of the layer on the NVVM path (projections, downsampling,
+    hybrid head, normalisation) comes from `convert-linalg-to-parallel-loops`:
+    an `scf.parallel` over the op's parallel dimensions with its reductions
+    as `scf.for` inside. Each outermost `scf.parallel` outside a kernel
+    becomes a one-dimensional `gpu.launch` of `block-size` threads per block
+    over all its iterations, linearised innermost-fastest (neighbouring
+    threads, neighbouring elements), guarded by the iteration count; an
+    empty loop launches nothing. Upstream's `gpu-map-parallel-loops` maps
+    only three dimensions to hardware ids and runs the others sequentially.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of 32)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HktGpuHostStagingPass : Pass<"hkt-gpu-host-staging", "::mlir::ModuleOp"> {
+  let summary = "Give every buffer the kernels touch a device allocation; copy the caller's buffers in and out";
+  let description = [{
+    Runs once every load and store of a function is inside a `gpu.launch`.
+    Host `memref.alloc` / `memref.dealloc` become `gpu.alloc` /
+    `gpu.dealloc`; each memref argument a kernel uses gets a device copy,
+    filled with `gpu.memcpy` on entry if a kernel reads it and copied back
+    before the return if one writes it; a `memref.get_global` a kernel reads
+    is copied to the device. Entries keep the CPU calling convention (host
+    buffers in and out). A load or store left on the host of a device buffer
+    is an error. `gpu-async-region` then turns the copies, allocations and
+    launches into one asynchronous chain.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorise structured ops for the CPU (transform-dialect recipe library)";
   let description = [{

@@ -38,6 +38,18 @@ inline constexpr int64_t kDefaultTileK = 64;
 inline constexpr int64_t kBackwardLongSequence = 8192;
 inline constexpr int64_t kBackwardLongKeyTileFactor = 4;
 
+/// The NVVM pipeline (`hkt-opt --hkt-nvvm-pipeline`, hkt-compile --target
+/// nvvm).
+inline constexpr llvm::StringLiteral kNvvmPipelineArg = "hkt-nvvm-pipeline";
+/// Attention tiles of the GPU kernel: 64 rows (threads) per block, 32 keys
+/// per shared tile keep the shared arrays of three levels at d = 64 under
+/// 48 KiB (hkt-gpu-lower-online-attention).
+inline constexpr int64_t kDefaultGpuTileQ = 64;
+inline constexpr int64_t kDefaultGpuTileK = 32;
+/// The chips of hkt-compile --target nvvm without --chip (one fatbin).
+inline constexpr llvm::StringLiteral kDefaultGpuChips = "sm_80,sm_90";
+inline constexpr llvm::StringLiteral kDefaultCudaPath = "/usr/local/cuda";
+
 /// Vector register width assumed when none is given (hkt-cpu-codegen's
 /// vector-bits); hkt-compile passes the target's own width.
 inline constexpr int64_t kDefaultVectorBits = 512;

@@ -56,6 +56,12 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -148,6 +154,69 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   addLowerToLLVM(pm, /*openmp=*/true);
 }
 
+void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
+                                     const NvvmPipelineOptions &options) {
+  pm.addPass(createHktFusePass());
+  HktGpuLowerOnlineAttentionPassOptions tiles;
+  tiles.tileQ = options.tileQ;
+  tiles.tileK = options.tileK;
+  pm.addPass(createHktGpuLowerOnlineAttentionPass(tiles));
+  pm.addPass(createHktLowerToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  pm.addPass(createCSEPass());
+  // Everything left is linalg on memrefs: one thread per output element.
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createHktGpuMapParallelLoopsPass());
+  pm.addPass(createHktGpuHostStagingPass());
+  // Constants and index arithmetic into the kernels, not kernel arguments
+  // (RECIPE P8); then one asynchronous chain per function (P16).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  // The explicit form of gpu-lower-to-nvvm-pipeline (RECIPE 1.2), one
+  // target per chip; PTX objects, assembled by hkt-compile.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  std::vector<std::string> chips(options.chips.begin(), options.chips.end());
+  if (chips.empty())
+    for (StringRef chip : llvm::split(kDefaultGpuChips, ','))
+      chips.push_back(chip.str());
+  for (const std::string &chip : chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    // PTX 8.0: sm_90 needs >= 7.8 (RECIPE P1); every chip gets the same.
+    target.features = "+ptx80";
+    target.optLevel = 3;
+    target.linkLibs.push_back(options.cudaPath +
+                              "/nvvm/libdevice/libdevice.10.bc");
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaPath;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mlir::hkt::registerHktPassesAndPipelines() {
   registerHktPasses();
   PassPipelineRegistration<>(
@@ -162,7 +231,32 @@ void mlir::hkt::registerHktPassesAndPipelines() {
       [](OpPassManager &pm, const FusedPipelineOptions &options) {
         buildHktCpuFusedPipeline(pm, options);
       });
+  PassPipelineRegistration<NvvmPipelineOptions>(
+      kNvvmPipelineArg,
+      "Lower hkt to GPU kernels for NVIDIA GPUs (NVVM, one PTX object per "
+      "chip) and host code in the LLVM dialect",
+      [](OpPassManager &pm, const NvvmPipelineOptions &options) {
+        buildHktNvvmPipeline(pm, options);
+      });
 }
+
+namespace {
+/// gpu.barrier orders every thread's memory accesses; upstream gives it no
+/// MemoryEffectOpInterface, which ownership-based deallocation refuses
+/// ("ops with unknown memory side effects") when it walks the kernels of
+/// hkt-gpu-lower-online-attention. Declaring it a read and a write of all
+/// memory is what it does, and keeps every pass from moving code across it.
+struct BarrierMemoryEffects
+    : public MemoryEffectOpInterface::ExternalModel<BarrierMemoryEffects,
+                                                    gpu::BarrierOp> {
+  void getEffects(Operation *,
+                  SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                      &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+} // namespace
 
 void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   registry.insert<hkt::HKTDialect, affine::AffineDialect, arith::ArithDialect,
@@ -210,4 +304,13 @@ void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   vector::registerConvertVectorToLLVMInterface(registry);
   registerConvertOpenMPToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  // The NVVM path: kernels, their compilation and the host's launch code.
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+    gpu::BarrierOp::attachInterface<BarrierMemoryEffects>(*ctx);
+  });
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }

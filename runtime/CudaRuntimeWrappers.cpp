@@ -203,7 +203,7 @@ HKT_EXPORT void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/,
   return reinterpret_cast<void *>(p);
 }
 
-HKT_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
+HKT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
@@ -211,8 +211,15 @@ HKT_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
     std::lock_guard<std::mutex> lock(mutex);
     liveBuffers.erase(p);
   }
-  if (const CudaDriverApi *a = api())
-    ok(a, a->cuMemFree(p), "cuMemFree");
+  const CudaDriverApi *a = api();
+  if (!a)
+    return;
+  // The lowered host code frees a buffer on its stream right after the last
+  // launch that uses it (gpu-async-region): wait for the stream first, so
+  // that no kernel still in flight reads freed memory.
+  if (stream)
+    ok(a, a->cuStreamSynchronize(stream), "cuStreamSynchronize");
+  ok(a, a->cuMemFree(p), "cuMemFree");
 }
 
 HKT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {

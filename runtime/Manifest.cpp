@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 
 using namespace hkt::runtime;
 using namespace hkt::runtime::detail;
@@ -149,17 +150,27 @@ private:
     }
     if (t.kind == TargetKind::Cuda) {
       t.arch = getString(target, key::kArch, path);
-      // sm_<digits>, optionally with a suffix letter (sm_90a).
-      size_t digits = t.arch.rfind("sm_", 0) == 0 ? 3 : std::string::npos;
-      bool ok = digits != std::string::npos && t.arch.size() > digits &&
-                std::isdigit(static_cast<unsigned char>(t.arch[digits]));
-      for (size_t i = digits; ok && i < t.arch.size(); ++i)
-        ok = std::isdigit(static_cast<unsigned char>(t.arch[i])) ||
-             (i + 1 == t.arch.size() &&
-              std::islower(static_cast<unsigned char>(t.arch[i])));
-      if (!ok)
+      // A comma-separated list (the chips of one fatbin) of sm_<digits>,
+      // each optionally with a suffix letter (sm_90a).
+      std::stringstream list(t.arch);
+      std::string arch;
+      bool any = false;
+      while (std::getline(list, arch, ',')) {
+        any = true;
+        size_t digits = arch.rfind("sm_", 0) == 0 ? 3 : std::string::npos;
+        bool ok = digits != std::string::npos && arch.size() > digits &&
+                  std::isdigit(static_cast<unsigned char>(arch[digits]));
+        for (size_t i = digits; ok && i < arch.size(); ++i)
+          ok = std::isdigit(static_cast<unsigned char>(arch[i])) ||
+               (i + 1 == arch.size() &&
+                std::islower(static_cast<unsigned char>(arch[i])));
+        if (!ok)
+          error(join(path, key::kArch),
+                concat("'", arch, "' is not a CUDA architecture (sm_NN)"));
+      }
+      if (!any || t.arch.back() == ',')
         error(join(path, key::kArch),
-              concat("'", t.arch, "' is not a CUDA architecture (sm_NN)"));
+              concat("'", t.arch, "' is not a list of CUDA architectures"));
     }
     return t;
   }

@@ -78,3 +78,39 @@ for feature, flags in x86_64_levels:
         config.available_features.add(feature)
 if "avx512f" in host_flags:
     config.available_features.add("host-avx512")
+
+
+# The NVVM path (docs/gpu.md). `cuda-toolkit`: ptxas, fatbinary and libdevice
+# under $CUDA_HOME or /usr/local/cuda, so that hkt-compile --target nvvm can
+# build modules; tests of the GPU lowering that assemble PTX say
+# `REQUIRES: cuda-toolkit` and are reported unsupported (with this reason in
+# lit's list) where it is absent. `cuda-device`: a CUDA driver that loads and
+# sees a device, only then do the numerical GPU tests run.
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if all(os.path.exists(os.path.join(cuda_home, f)) for f in
+       ("bin/ptxas", "bin/fatbinary", "nvvm/libdevice/libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%cuda_home", cuda_home))
+else:
+    lit_config.note("no CUDA toolkit at %s: the tests that assemble PTX are "
+                    "unsupported here" % cuda_home)
+llvm_config.with_system_environment(["CUDA_HOME", "CUDA_VISIBLE_DEVICES"])
+
+
+def cuda_device_present():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return (cuda.cuInit(0) == 0 and
+            cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and
+            count.value > 0)
+
+
+if cuda_device_present():
+    config.available_features.add("cuda-device")
+else:
+    lit_config.note("no CUDA device: the numerical GPU tests are unsupported "
+                    "here (scripts/gpu-check.sh runs them on a GPU machine)")

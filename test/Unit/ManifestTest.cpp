@@ -195,6 +195,12 @@ TEST(ManifestTest, ReadsTargetKinds) {
   EXPECT_EQ(cuda->target.arch, "sm_90a");
   // The host code's description is the same for every kind.
   EXPECT_EQ(cuda->target.cpu, "znver5");
+  // One fatbin for several chips (hkt-compile --target nvvm's default).
+  Expected<Manifest> fat = parseManifest(
+      variant("\"kind\": \"cpu\"", "\"kind\": \"cuda\", \"arch\": \"sm_80,sm_90\""),
+      "m");
+  ASSERT_TRUE(fat.ok()) << fat.message();
+  EXPECT_EQ(fat->target.arch, "sm_80,sm_90");
 }
 
 TEST(ManifestTest, RefusesBadTargetKinds) {
@@ -210,6 +216,14 @@ TEST(ManifestTest, RefusesBadTargetKinds) {
       parseError(variant("\"kind\": \"cpu\"",
                          "\"kind\": \"cuda\", \"arch\": \"compute_90\"")),
       "target.arch: 'compute_90' is not a CUDA architecture (sm_NN)"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cuda\", \"arch\": \"sm_80,compute_90\"")),
+      "target.arch: 'compute_90' is not a CUDA architecture (sm_NN)"));
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cuda\", \"arch\": \"sm_80,\"")),
+      "is not a list of CUDA architectures"));
   EXPECT_TRUE(
       mentions(parseError(variant("\"kind\": \"cpu\"",
                                   "\"kind\": \"cuda\", \"arch\": \"sm_\"")),

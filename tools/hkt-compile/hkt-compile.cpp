@@ -95,6 +95,31 @@ static const std::string tileKHelp =
 static cl::opt<int64_t> tileK("tile-k", cl::desc(tileKHelp), cl::init(0),
                               cl::cat(category));
 
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("'cpu' (the default) or 'nvvm': GPU kernels for NVIDIA GPUs "
+             "(CUDA driver at run time; host code for --cpu)"),
+    cl::init("cpu"), cl::cat(category));
+static cl::list<std::string> chips(
+    "chip",
+    cl::desc("--target nvvm: GPU architecture(s), comma-separated (default "
+             "sm_80,sm_90, one fatbin)"),
+    cl::CommaSeparated, cl::cat(category));
+static cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("--target nvvm: the CUDA toolkit (ptxas, fatbinary, libdevice; "
+             "default $CUDA_HOME or /usr/local/cuda)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<bool> emitPTX(
+    "emit-ptx",
+    cl::desc("--target nvvm: print the PTX of every kernel and stop (no -o)"),
+    cl::cat(category));
+static cl::opt<bool> kernelReport(
+    "kernel-report",
+    cl::desc("--target nvvm: print ptxas's registers, spills and shared "
+             "memory of every kernel for every chip"),
+    cl::cat(category));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "hkt-compile: error: " << message << "\n";
   return 1;
@@ -120,10 +145,22 @@ int main(int argc, char **argv) {
   if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))
     return fail("--max-batch must be in [1, 2^20], got " +
                 std::to_string(modelBatch));
-  if (!emitMlir && !emitLLVM && outputDir.empty())
-    return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm)");
-  if (emitMlir && emitLLVM)
-    return fail("give at most one of --emit-mlir and --emit-llvm");
+  if (!emitMlir && !emitLLVM && !emitPTX && outputDir.empty())
+    return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm, "
+                "--emit-ptx)");
+  if (int(emitMlir) + int(emitLLVM) + int(emitPTX) > 1)
+    return fail("give at most one of --emit-mlir, --emit-llvm and --emit-ptx");
+  if (target != "cpu" && target != "nvvm")
+    return fail("unknown --target '" + target + "' (available: cpu, nvvm)");
+  bool gpu = target == "nvvm";
+  if (!gpu && (chips.getNumOccurrences() || cudaPath.getNumOccurrences() ||
+               emitPTX || kernelReport))
+    return fail("--chip, --cuda-path, --emit-ptx and --kernel-report apply "
+                "to --target nvvm only");
+  if (gpu && (backward || !modelFile.empty()))
+    return fail("--target nvvm compiles the forward pass of a layer or a "
+                "module (inference); --backward and --model are CPU-only "
+                "for now");
 
   DialectRegistry registry;
   hkt::registerHktDialects(registry);
@@ -207,6 +244,16 @@ int main(int argc, char **argv) {
   hkt::CompileOptions options;
   options.cpu = cpu;
   options.pipeline = pipeline;
+  options.target = target;
+  options.chips.assign(chips.begin(), chips.end());
+  if (!cudaPath.empty())
+    options.cudaPath = cudaPath;
+  else if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    options.cudaPath = home;
+  if (emitPTX)
+    options.emitPTX = &llvm::outs();
+  if (kernelReport)
+    options.kernelReport = &llvm::outs();
   if (tileQ.getNumOccurrences() && tileQ < 1)
     return fail("--tile-q must be >= 1");
   if (tileK.getNumOccurrences() && tileK < 1)
