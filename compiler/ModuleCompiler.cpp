@@ -664,9 +664,13 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   if (options.tileQ < 0 || options.tileK < 0)
     return emitError(loc) << "tile sizes must be >= 1";
   bool nvvm = options.target == "nvvm";
-  if (!nvvm && options.target != "cpu")
+  bool emulation = options.target == "gpu-emulation";
+  if (!nvvm && !emulation && options.target != "cpu")
     return emitError(loc) << "unknown target '" << options.target
-                          << "' (available: cpu, nvvm)";
+                          << "' (available: cpu, nvvm, gpu-emulation)";
+  if (emulation && options.pipeline != kFusedPipeline)
+    return emitError(loc) << "the gpu-emulation target has the NVVM path's "
+                             "pipeline only";
   std::vector<std::string> chips = options.chips;
   if (nvvm) {
     if (options.pipeline != kFusedPipeline)
@@ -715,6 +719,13 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     gpu.chips = chips;
     gpu.cudaPath = options.cudaPath;
     buildHktNvvmPipeline(pm, gpu);
+  } else if (emulation) {
+    NvvmPipelineOptions gpu;
+    if (options.tileQ > 0)
+      gpu.tileQ = options.tileQ;
+    if (options.tileK > 0)
+      gpu.tileK = options.tileK;
+    buildHktGpuEmulationPipeline(pm, gpu);
   } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
     auto has = [&](StringRef f) {
@@ -729,9 +740,10 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   }
   else
     buildHktCpuReferencePipeline(pm);
-  // The working memory of a cuda module is device memory: not measured.
+  // The working memory of a cuda module is device memory: not measured
+  // (nor that of its emulation).
   WorkingMemoryInstrumentation *memory = nullptr;
-  if (!nvvm) {
+  if (!nvvm && !emulation) {
     auto instrumentation =
         std::make_unique<WorkingMemoryInstrumentation>(*entries);
     memory = instrumentation.get();

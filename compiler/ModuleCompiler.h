@@ -32,8 +32,10 @@ struct CompileOptions {
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;
-  /// "cpu" (host code only) or "nvvm" (GPU kernels for NVIDIA GPUs through
-  /// hkt-nvvm-pipeline, host code for `cpu`; a module of target kind cuda).
+  /// "cpu" (host code only), "nvvm" (GPU kernels for NVIDIA GPUs through
+  /// hkt-nvvm-pipeline, host code for `cpu`; a module of target kind cuda)
+  /// or "gpu-emulation" (the NVVM path's kernels on this CPU, one OpenMP
+  /// thread per GPU thread: a cpu module, for testing without a GPU).
   std::string target = "cpu";
   /// nvvm: the GPU architectures, one fatbin ("sm_80", "sm_90"; empty: both).
   std::vector<std::string> chips;

@@ -87,6 +87,12 @@ struct NvvmPipelineOptions
 void buildHktNvvmPipeline(OpPassManager &pm,
                           const NvvmPipelineOptions &options = {});
 
+/// The NVVM path's kernels compiled for this CPU (hkt-gpu-emulate-on-cpu),
+/// lowered to the LLVM dialect as the CPU pipelines are (the chips and
+/// cuda-path options are not used).
+void buildHktGpuEmulationPipeline(OpPassManager &pm,
+                                  const NvvmPipelineOptions &options = {});
+
 /// Registers the passes and the named pipelines (hkt-cpu-reference-pipeline).
 void registerHktPassesAndPipelines();
 

@@ -282,6 +282,26 @@ def HktGpuHostStagingPass : Pass<"hkt-gpu-host-staging", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def HktGpuEmulateOnCpuPass : Pass<"hkt-gpu-emulate-on-cpu", "::mlir::ModuleOp"> {
+  let summary = "Run the NVVM path's kernels on the CPU: one OpenMP thread per GPU thread (a testing target)";
+  let description = [{
+    For `hkt-compile --target gpu-emulation`: replaces each `gpu.launch`
+    (as `hkt-gpu-host-staging` leaves it) by a sequential loop over its
+    blocks, each block an `omp.parallel` team of exactly as many threads as
+    the block has, the thread ids from `omp_get_thread_num`, `gpu.barrier`
+    as `omp.barrier`, the workgroup attributions as one stack buffer per
+    launch; `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref
+    forms. The kernel bodies are cloned unchanged, barriers and shared
+    memory included, so the numerical tests check the IR the GPU runs
+    against the float64 reference where no GPU is (docs/gpu.md).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::omp::OpenMPDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorise structured ops for the CPU (transform-dialect recipe library)";
   let description = [{

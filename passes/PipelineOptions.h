@@ -41,6 +41,8 @@ inline constexpr int64_t kBackwardLongKeyTileFactor = 4;
 /// The NVVM pipeline (`hkt-opt --hkt-nvvm-pipeline`, hkt-compile --target
 /// nvvm).
 inline constexpr llvm::StringLiteral kNvvmPipelineArg = "hkt-nvvm-pipeline";
+inline constexpr llvm::StringLiteral kGpuEmulationPipelineArg =
+    "hkt-gpu-emulation-pipeline";
 /// Attention tiles of the GPU kernel: 64 rows (threads) per block, 32 keys
 /// per shared tile keep the shared arrays of three levels at d = 64 under
 /// 48 KiB (hkt-gpu-lower-online-attention).

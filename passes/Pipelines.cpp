@@ -154,12 +154,14 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   addLowerToLLVM(pm, /*openmp=*/true);
 }
 
-void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
-                                     const NvvmPipelineOptions &options) {
+/// The NVVM path up to kernels in gpu.launch and host code on device
+/// buffers (shared by the NVVM and the emulation pipelines).
+static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK) {
+  using namespace mlir::hkt;
   pm.addPass(createHktFusePass());
   HktGpuLowerOnlineAttentionPassOptions tiles;
-  tiles.tileQ = options.tileQ;
-  tiles.tileK = options.tileK;
+  tiles.tileQ = tileQ;
+  tiles.tileK = tileK;
   pm.addPass(createHktGpuLowerOnlineAttentionPass(tiles));
   pm.addPass(createHktLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -169,6 +171,19 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createHktGpuMapParallelLoopsPass());
   pm.addPass(createHktGpuHostStagingPass());
+}
+
+void mlir::hkt::buildHktGpuEmulationPipeline(
+    OpPassManager &pm, const NvvmPipelineOptions &options) {
+  addGpuKernels(pm, options.tileQ, options.tileK);
+  pm.addPass(createHktGpuEmulateOnCpuPass());
+  pm.addPass(createCanonicalizerPass());
+  addLowerToLLVM(pm, /*openmp=*/true);
+}
+
+void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
+                                     const NvvmPipelineOptions &options) {
+  addGpuKernels(pm, options.tileQ, options.tileK);
   // Constants and index arithmetic into the kernels, not kernel arguments
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
@@ -237,6 +252,13 @@ void mlir::hkt::registerHktPassesAndPipelines() {
       "chip) and host code in the LLVM dialect",
       [](OpPassManager &pm, const NvvmPipelineOptions &options) {
         buildHktNvvmPipeline(pm, options);
+      });
+  PassPipelineRegistration<NvvmPipelineOptions>(
+      kGpuEmulationPipelineArg,
+      "The NVVM path's kernels on the CPU, one OpenMP thread per GPU thread "
+      "(a testing target: the kernels' IR without a GPU)",
+      [](OpPassManager &pm, const NvvmPipelineOptions &options) {
+        buildHktGpuEmulationPipeline(pm, options);
       });
 }
 

@@ -206,6 +206,11 @@ def parse_args(argv):
                     help="attention tile sizes for the fused pipeline "
                          "(hkt-compile --tile-q Q --tile-k K)")
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
+    ap.add_argument("--target", default="cpu",
+                    choices=("cpu", "nvvm", "gpu-emulation"),
+                    help="hkt-compile --target (nvvm runs on the GPU, "
+                         "gpu-emulation runs the GPU kernels on the CPU); "
+                         "with anything but cpu, --pipeline must be fused")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--lengths", default="random")
     ap.add_argument("--theta-dominant", type=int)
@@ -221,6 +226,9 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if not args.dry_run and not (args.hkt_compile and args.hkt_run):
         ap.error("--hkt-compile and --hkt-run are required (unless --dry-run)")
+    if args.target != "cpu" and args.pipeline != "fused":
+        ap.error("--target %s has the fused pipeline only: pass --pipeline fused"
+                 % args.target)
     return args
 
 
@@ -370,6 +378,9 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     if args.cpu:
         cmd += ["--cpu", args.cpu]
         head = "%s cpu=%s" % (head, args.cpu)
+    if args.target != "cpu":
+        cmd += ["--target", args.target]
+        head = "%s target=%s" % (head, args.target)
     if args.tiles and pipeline == "fused":
         tile_q, tile_k = args.tiles.split(",")
         cmd += ["--tile-q", tile_q, "--tile-k", tile_k]

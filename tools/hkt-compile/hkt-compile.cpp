@@ -97,8 +97,10 @@ static cl::opt<int64_t> tileK("tile-k", cl::desc(tileKHelp), cl::init(0),
 
 static cl::opt<std::string> target(
     "target",
-    cl::desc("'cpu' (the default) or 'nvvm': GPU kernels for NVIDIA GPUs "
-             "(CUDA driver at run time; host code for --cpu)"),
+    cl::desc("'cpu' (the default), 'nvvm': GPU kernels for NVIDIA GPUs "
+             "(CUDA driver at run time; host code for --cpu), or "
+             "'gpu-emulation': the nvvm kernels run on this CPU, one OpenMP "
+             "thread per GPU thread (testing without a GPU)"),
     cl::init("cpu"), cl::cat(category));
 static cl::list<std::string> chips(
     "chip",
@@ -150,14 +152,15 @@ int main(int argc, char **argv) {
                 "--emit-ptx)");
   if (int(emitMlir) + int(emitLLVM) + int(emitPTX) > 1)
     return fail("give at most one of --emit-mlir, --emit-llvm and --emit-ptx");
-  if (target != "cpu" && target != "nvvm")
-    return fail("unknown --target '" + target + "' (available: cpu, nvvm)");
+  if (target != "cpu" && target != "nvvm" && target != "gpu-emulation")
+    return fail("unknown --target '" + target +
+                "' (available: cpu, nvvm, gpu-emulation)");
   bool gpu = target == "nvvm";
   if (!gpu && (chips.getNumOccurrences() || cudaPath.getNumOccurrences() ||
                emitPTX || kernelReport))
     return fail("--chip, --cuda-path, --emit-ptx and --kernel-report apply "
                 "to --target nvvm only");
-  if (gpu && (backward || !modelFile.empty()))
+  if (target != "cpu" && (backward || !modelFile.empty()))
     return fail("--target nvvm compiles the forward pass of a layer or a "
                 "module (inference); --backward and --model are CPU-only "
                 "for now");
