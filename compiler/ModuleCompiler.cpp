@@ -668,6 +668,13 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   if (!nvvm && !emulation && options.target != "cpu")
     return emitError(loc) << "unknown target '" << options.target
                           << "' (available: cpu, nvvm, gpu-emulation)";
+  if (options.precision != "f32" && !nvvm && !emulation)
+    return emitError(loc) << "--precision " << options.precision
+                          << " applies to --target nvvm and gpu-emulation";
+  if (options.precision != "f32" && options.precision != "tf32")
+    return emitError(loc) << "unknown precision '" << options.precision
+                          << "' (f32, or tf32 for the tensor cores; bf16 is "
+                             "not built yet)";
   if (emulation && options.pipeline != kFusedPipeline)
     return emitError(loc) << "the gpu-emulation target has the NVVM path's "
                              "pipeline only";
@@ -717,6 +724,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     if (options.tileK > 0)
       gpu.tileK = options.tileK;
     gpu.chips = chips;
+    gpu.precision = options.precision;
     gpu.cudaPath = options.cudaPath;
     buildHktNvvmPipeline(pm, gpu);
   } else if (emulation) {
@@ -725,6 +733,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       gpu.tileQ = options.tileQ;
     if (options.tileK > 0)
       gpu.tileK = options.tileK;
+    gpu.precision = options.precision;
     buildHktGpuEmulationPipeline(pm, gpu);
   } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;

@@ -39,6 +39,8 @@ struct CompileOptions {
   std::string target = "cpu";
   /// nvvm: the GPU architectures, one fatbin ("sm_80", "sm_90"; empty: both).
   std::vector<std::string> chips;
+  /// nvvm / gpu-emulation: "f32" or "tf32" (tensor cores) for the attention.
+  std::string precision = "f32";
   /// nvvm: the CUDA toolkit (ptxas, fatbinary, libdevice).
   std::string cudaPath = kDefaultCudaPath.str();
   /// nvvm: print the PTX of every kernel here instead of writing a module.

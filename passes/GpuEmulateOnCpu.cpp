@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -34,7 +35,139 @@ namespace {
 
 constexpr StringLiteral kThreadNum = "omp_get_thread_num";
 
-void emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
+/// The warp-level matrix ops of the tensor-core kernel, run by lane 0 of
+/// each warp on whole fragments (private buffers): a load copies the
+/// 16 x k block, a compute multiplies the blocks (operands rounded to tf32
+/// as the tensor cores read them: the low 13 mantissa bits dropped), a store
+/// writes the block. One lane, because the lanes of an emulated warp do not
+/// run in lockstep: a lane storing an accumulator back in place would race
+/// with another still loading it. Exact as to which elements meet; the
+/// summation order within a fragment is the emulator's.
+LogicalResult lowerMatrixOps(omp::ParallelOp team, Value laneZero) {
+  SmallVector<Operation *> ops;
+  team.walk([&](Operation *op) {
+    if (isa<gpu::SubgroupMmaLoadMatrixOp, gpu::SubgroupMmaComputeOp,
+            gpu::SubgroupMmaStoreMatrixOp, gpu::SubgroupMmaConstantMatrixOp>(op))
+      ops.push_back(op);
+  });
+  DenseMap<Value, Value> fragment;
+  Block &entry = team.getRegion().front();
+  auto loops = [](OpBuilder &b, Location loc, int64_t rows, int64_t cols,
+                  function_ref<void(OpBuilder &, Value, Value)> body) {
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+    auto outer = scf::ForOp::create(
+        b, loc, c0, arith::ConstantIndexOp::create(b, loc, rows), c1);
+    OpBuilder ib = OpBuilder::atBlockTerminator(outer.getBody());
+    auto inner = scf::ForOp::create(
+        ib, loc, c0, arith::ConstantIndexOp::create(ib, loc, cols), c1);
+    OpBuilder bb = OpBuilder::atBlockTerminator(inner.getBody());
+    body(bb, outer.getInductionVar(), inner.getInductionVar());
+  };
+  // memref[indices..., r + i, c + j], rows of `leadDimension` elements.
+  auto element = [](OpBuilder &b, Location loc, Value memref,
+                    ValueRange indices, Value i, Value j) {
+    SmallVector<Value> at(indices.begin(), indices.end());
+    at[at.size() - 2] = arith::AddIOp::create(b, loc, at[at.size() - 2], i);
+    at.back() = arith::AddIOp::create(b, loc, at.back(), j);
+    return at;
+  };
+  auto checkLead = [](Operation *op, Value memref, uint64_t lead) {
+    auto type = cast<MemRefType>(memref.getType());
+    if (type.getRank() < 2 || type.isDynamicDim(type.getRank() - 1) ||
+        uint64_t(type.getShape().back()) != lead || !type.getLayout().isIdentity())
+      return op->emitOpError("is emulated only with leadDimension equal to "
+                             "the row length of an identity-layout memref"),
+             failure();
+    return success();
+  };
+  for (Operation *op : ops) {
+    Location loc = op->getLoc();
+    OpBuilder outer(op);
+    auto ifLane = scf::IfOp::create(outer, loc, laneZero, /*withElse=*/false);
+    OpBuilder b = OpBuilder::atBlockTerminator(&ifLane.getThenRegion().front());
+    auto privateBuffer = [&](gpu::MMAMatrixType type) {
+      OpBuilder ab = OpBuilder::atBlockBegin(&entry);
+      return memref::AllocaOp::create(
+          ab, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    };
+    if (auto load = dyn_cast<gpu::SubgroupMmaLoadMatrixOp>(op)) {
+      if (failed(checkLead(op, load.getSrcMemref(), load.getLeadDimension().getZExtValue())))
+        return failure();
+      auto type = cast<gpu::MMAMatrixType>(load.getRes().getType());
+      Value buf = privateBuffer(type);
+      bool transpose = load.getTranspose().value_or(false);
+      loops(b, loc, type.getShape()[0], type.getShape()[1],
+            [&](OpBuilder &ib, Value i, Value j) {
+              Value x = memref::LoadOp::create(
+                  ib, loc, load.getSrcMemref(),
+                  transpose ? element(ib, loc, load.getSrcMemref(),
+                                      load.getIndices(), j, i)
+                            : element(ib, loc, load.getSrcMemref(),
+                                      load.getIndices(), i, j));
+              memref::StoreOp::create(ib, loc, x, buf, ValueRange{i, j});
+            });
+      fragment[load.getRes()] = buf;
+    } else if (auto constant = dyn_cast<gpu::SubgroupMmaConstantMatrixOp>(op)) {
+      auto type = cast<gpu::MMAMatrixType>(constant.getRes().getType());
+      Value buf = privateBuffer(type);
+      loops(b, loc, type.getShape()[0], type.getShape()[1],
+            [&](OpBuilder &ib, Value i, Value j) {
+              memref::StoreOp::create(ib, loc, constant.getValue(), buf,
+                                      ValueRange{i, j});
+            });
+      fragment[constant.getRes()] = buf;
+    } else if (auto compute = dyn_cast<gpu::SubgroupMmaComputeOp>(op)) {
+      auto aType = cast<gpu::MMAMatrixType>(compute.getOpA().getType());
+      auto type = cast<gpu::MMAMatrixType>(compute.getRes().getType());
+      Value buf = privateBuffer(type);
+      Value a = fragment.lookup(compute.getOpA());
+      Value bm = fragment.lookup(compute.getOpB());
+      Value cm = fragment.lookup(compute.getOpC());
+      int64_t depth = aType.getShape()[1];
+      loops(b, loc, type.getShape()[0], type.getShape()[1],
+            [&](OpBuilder &ib, Value i, Value j) {
+              auto tf32 = [&](Value x) -> Value {
+                Value bits = arith::BitcastOp::create(ib, loc, ib.getI32Type(), x);
+                Value mask = arith::ConstantIntOp::create(
+                    ib, loc, ib.getI32Type(), int64_t(0xFFFFE000u));
+                return arith::BitcastOp::create(
+                    ib, loc, ib.getF32Type(),
+                    arith::AndIOp::create(ib, loc, bits, mask));
+              };
+              Value acc = memref::LoadOp::create(ib, loc, cm, ValueRange{i, j});
+              for (int64_t k = 0; k < depth; ++k) {
+                Value kk = arith::ConstantIndexOp::create(ib, loc, k);
+                Value x = memref::LoadOp::create(ib, loc, a, ValueRange{i, kk});
+                Value y = memref::LoadOp::create(ib, loc, bm, ValueRange{kk, j});
+                acc = math::FmaOp::create(ib, loc, tf32(x), tf32(y), acc);
+              }
+              memref::StoreOp::create(ib, loc, acc, buf, ValueRange{i, j});
+            });
+      fragment[compute.getRes()] = buf;
+    } else {
+      auto store = cast<gpu::SubgroupMmaStoreMatrixOp>(op);
+      if (failed(checkLead(op, store.getDstMemref(), store.getLeadDimension().getZExtValue())))
+        return failure();
+      if (store.getTranspose().value_or(false))
+        return op->emitOpError("transposed stores are not emulated");
+      auto type = cast<gpu::MMAMatrixType>(store.getSrc().getType());
+      Value src = fragment.lookup(store.getSrc());
+      loops(b, loc, type.getShape()[0], type.getShape()[1],
+            [&](OpBuilder &ib, Value i, Value j) {
+              Value x = memref::LoadOp::create(ib, loc, src, ValueRange{i, j});
+              memref::StoreOp::create(ib, loc, x, store.getDstMemref(),
+                                      element(ib, loc, store.getDstMemref(),
+                                              store.getIndices(), i, j));
+            });
+    }
+  }
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return success();
+}
+
+LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   ImplicitLocOpBuilder b(launch.getLoc(), launch);
   auto c = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, v); };
   IRMapping map;
@@ -75,6 +208,8 @@ void emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   Value tid = arith::IndexCastOp::create(
       b, b.getIndexType(), func::CallOp::create(b, threadNum, {}).getResult(0));
   Value tx = arith::RemUIOp::create(b, tid, block.x);
+  Value laneZero = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq, arith::RemUIOp::create(b, tid, c(32)), c(0));
   Value rest = arith::DivUIOp::create(b, tid, block.x);
   map.map(launch.getThreadIds().x, tx);
   map.map(launch.getThreadIds().y, arith::RemUIOp::create(b, rest, block.y));
@@ -89,6 +224,7 @@ void emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
     barrier.erase();
   }
   launch.erase();
+  return lowerMatrixOps(team, laneZero);
 }
 
 struct HktGpuEmulateOnCpuPass
@@ -114,7 +250,8 @@ struct HktGpuEmulateOnCpuPass
                            "emulated");
         return signalPassFailure();
       }
-      emulate(launch, threadNum);
+      if (failed(emulate(launch, threadNum)))
+        return signalPassFailure();
     }
     // Device buffers are host buffers here.
     SmallVector<Operation *> deviceOps;

@@ -21,6 +21,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
@@ -38,16 +40,25 @@ namespace {
 /// The static shared-memory limit of one block without opting in.
 constexpr int64_t kStaticSharedLimit = 48 * 1024;
 
+/// Rows of query a warp owns in the tensor-core kernel (two 16-row
+/// fragments).
+constexpr int64_t kWarpRows = 32;
+
 struct KernelShape {
   int64_t batch, heads, headDim, tq, tk;
   SmallVector<int64_t> factors;
   int64_t tileQ, tileK, chunk;
+  /// TF32 tensor cores (gpu.subgroup_mma, wmma m16n16k8) for Q0 K0^T and
+  /// P V; the block's scores and accumulator then live in shared memory.
+  bool tensorCores = false;
 
   /// Rows of shared arrays holding level l >= 1's keys are padded by one
   /// word: the coarse-score loop reads them with a stride of one row per
   /// thread, which would otherwise hit one bank.
   int64_t sharedBytes() const {
     int64_t words = 2 * tileK * headDim; // level-0 keys, values
+    if (tensorCores)
+      words += tileQ * tileK + tileQ * headDim; // scores / P, accumulator
     for (size_t l = 1; l < factors.size(); ++l) {
       int64_t f = factors[l];
       words += (tileK / f) * (headDim + 1) + (tileQ / f) * headDim +
@@ -111,6 +122,19 @@ LogicalResult Lowering::run() {
   SmallVector<Value> queries, keys;
   for (Value q : op.getQueries())
     queries.push_back(buffer(q, true));
+  int64_t qTiles = (s.tq + s.tileQ - 1) / s.tileQ;
+  // The tensor cores load whole 16-row fragments of the level-0 queries
+  // from global memory: rows padded to whole tiles.
+  Value paddedQuery = queries[0];
+  if (s.tensorCores && qTiles * s.tileQ != s.tq) {
+    auto type = cast<RankedTensorType>(op.getQueries()[0].getType());
+    auto padded = RankedTensorType::get(
+        {s.batch, qTiles * s.tileQ, type.getDimSize(2)}, f32);
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
+    Value pad = tensor::createPadHighOp(padded, op.getQueries()[0], zero,
+                                        /*nofold=*/false, b.getLoc(), b);
+    paddedQuery = buffer(pad, true);
+  }
   for (Value k : op.getKeys())
     keys.push_back(buffer(k, true));
   Value value = buffer(op.getValue(), true);
@@ -141,8 +165,11 @@ LogicalResult Lowering::run() {
     sharedTypes.push_back(
         shared(s.tileQ / s.factors[l], s.tileK / s.factors[l] + 1));
   }
+  if (s.tensorCores) {
+    sharedTypes.push_back(shared(s.tileQ, s.tileK)); // scores, then P
+    sharedTypes.push_back(shared(s.tileQ, d));       // the accumulator
+  }
 
-  int64_t qTiles = (s.tq + s.tileQ - 1) / s.tileQ;
   auto launch = gpu::LaunchOp::create(b, c(b, qTiles), c(b, s.heads),
                                       c(b, s.batch), c(b, s.tileQ), c(b, 1),
                                       c(b, 1));
@@ -162,6 +189,11 @@ LogicalResult Lowering::run() {
   for (int64_t l = 1; l < levels; ++l) {
     queryTile[l] = sharedArgs[levels + 1 + 2 * (l - 1)];
     scoreTile[l] = sharedArgs[levels + 2 + 2 * (l - 1)];
+  }
+  Value fineScores, accTile;
+  if (s.tensorCores) {
+    fineScores = sharedArgs[sharedArgs.size() - 2];
+    accTile = sharedArgs.back();
   }
 
   tid = launch.getThreadIds().x;
@@ -189,10 +221,37 @@ LogicalResult Lowering::run() {
   init.push_back(memref::LoadOp::create(b, maxIn, ValueRange{batch, head, rowC}));
   init.push_back(memref::LoadOp::create(b, sumIn, ValueRange{batch, head, rowC}));
   SmallVector<Value> q0;
+  // Tensor cores: the warp's level-0 query fragments (2 x d / 8 of 16 x 8),
+  // loaded once; the accumulator rows in shared memory.
+  SmallVector<SmallVector<Value>> queryFragments;
+  Value warpRow0;
+  auto aType = gpu::MMAMatrixType::get({16, 8}, f32, "AOp");
+  auto bType = gpu::MMAMatrixType::get({8, 16}, f32, "BOp");
+  auto cType = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
+  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
+  int64_t modelDim = s.heads * d;
+  if (s.tensorCores) {
+    warpRow0 = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, tid, c(b, 32)), c(b, kWarpRows));
+    for (int64_t rf = 0; rf < kWarpRows / 16; ++rf) {
+      queryFragments.emplace_back();
+      Value r = arith::AddIOp::create(
+          b, i0, arith::AddIOp::create(b, warpRow0, c(b, 16 * rf)));
+      for (int64_t kk = 0; kk < d / 8; ++kk)
+        queryFragments.back().push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            b, aType, paddedQuery,
+            ValueRange{batch, r, arith::AddIOp::create(b, col0, c(b, 8 * kk))},
+            lead(modelDim), nullptr));
+    }
+  }
   for (int64_t k = 0; k < d; ++k) {
     Value col = arith::AddIOp::create(b, col0, c(b, k));
-    init.push_back(
-        memref::LoadOp::create(b, accIn, ValueRange{batch, rowC, col}));
+    Value a = memref::LoadOp::create(b, accIn, ValueRange{batch, rowC, col});
+    if (s.tensorCores) {
+      memref::StoreOp::create(b, a, accTile, ValueRange{tid, c(b, k)});
+      continue;
+    }
+    init.push_back(a);
     q0.push_back(
         memref::LoadOp::create(b, queries[0], ValueRange{batch, rowC, col}));
   }
@@ -254,9 +313,106 @@ LogicalResult Lowering::run() {
       }
       memref::StoreOp::create(b, acc, scoreTile[l], ValueRange{I, J});
     }
-    if (levels > 1)
+    if (levels > 1 && !s.tensorCores)
       gpu::BarrierOp::create(b);
 
+    // The key j0 + jj of this row: its score if live, else -inf.
+    Value negInf = arith::ConstantOp::create(
+        b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    auto masked = [&](Value score, Value jj) {
+      for (int64_t l = 1; l < levels; ++l) {
+        Value f = c(b, s.factors[l]);
+        Value coarse = memref::LoadOp::create(
+            b, scoreTile[l],
+            ValueRange{arith::DivUIOp::create(b, tid, f),
+                       arith::DivUIOp::create(b, jj, f)});
+        score = arith::AddFOp::create(b, score, coarse);
+      }
+      Value j = arith::AddIOp::create(b, j0, jj);
+      Value live =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(b, s.tk));
+      if (op.getCausal())
+        live = arith::AndIOp::create(
+            b, live, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
+      if (keyLength)
+        live = arith::AndIOp::create(
+            b, live,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, keyLength));
+      return arith::SelectOp::create(b, live, score, negInf).getResult();
+    };
+
+    if (s.tensorCores) {
+      // S0 = Q0 K0^T on the tensor cores, each warp its 32 rows.
+      for (int64_t rf = 0; rf < kWarpRows / 16; ++rf)
+        for (int64_t cf = 0; cf < s.tileK / 16; ++cf) {
+          Value acc = gpu::SubgroupMmaConstantMatrixOp::create(
+              b, cType, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
+          for (int64_t kk = 0; kk < d / 8; ++kk) {
+            Value keysT = gpu::SubgroupMmaLoadMatrixOp::create(
+                b, bType, keyTile[0], ValueRange{c(b, 16 * cf), c(b, 8 * kk)},
+                lead(d), b.getUnitAttr());
+            // b_transpose: the mma's B layout must be the load's (col).
+            acc = gpu::SubgroupMmaComputeOp::create(
+                b, cType, queryFragments[rf][kk], keysT, acc, nullptr,
+                b.getUnitAttr());
+          }
+          gpu::SubgroupMmaStoreMatrixOp::create(
+              b, acc, fineScores,
+              ValueRange{arith::AddIOp::create(b, warpRow0, c(b, 16 * rf)),
+                         c(b, 16 * cf)},
+              lead(s.tileK), nullptr);
+        }
+      gpu::BarrierOp::create(b);
+      // The row's online update over the whole tile: P over its scores,
+      // its accumulator row rescaled.
+      ValueRange state = tileLoop.getRegionIterArgs();
+      Value m = state[0], sum = state[1];
+      SmallVector<Value> scores;
+      Value tileMax = negInf;
+      for (int64_t jj = 0; jj < s.tileK; ++jj) {
+        Value fine = memref::LoadOp::create(b, fineScores,
+                                            ValueRange{tid, c(b, jj)});
+        scores.push_back(masked(fine, c(b, jj)));
+        tileMax = arith::MaximumFOp::create(b, tileMax, scores.back());
+      }
+      Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+      Value scale = math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew));
+      Value newSum = arith::MulFOp::create(b, sum, scale);
+      for (int64_t jj = 0; jj < s.tileK; ++jj) {
+        Value p = math::ExpOp::create(
+            b, arith::SubFOp::create(b, scores[jj], mNew));
+        newSum = arith::AddFOp::create(b, newSum, p);
+        memref::StoreOp::create(b, p, fineScores, ValueRange{tid, c(b, jj)});
+      }
+      for (int64_t k = 0; k < d; ++k) {
+        Value o = memref::LoadOp::create(b, accTile, ValueRange{tid, c(b, k)});
+        memref::StoreOp::create(b, arith::MulFOp::create(b, o, scale), accTile,
+                                ValueRange{tid, c(b, k)});
+      }
+      gpu::BarrierOp::create(b);
+      // acc += P V on the tensor cores.
+      for (int64_t rf = 0; rf < kWarpRows / 16; ++rf) {
+        Value r = arith::AddIOp::create(b, warpRow0, c(b, 16 * rf));
+        for (int64_t nf = 0; nf < d / 16; ++nf) {
+          Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
+              b, cType, accTile, ValueRange{r, c(b, 16 * nf)}, lead(d), nullptr);
+          for (int64_t kk = 0; kk < s.tileK / 8; ++kk) {
+            Value p = gpu::SubgroupMmaLoadMatrixOp::create(
+                b, aType, fineScores, ValueRange{r, c(b, 8 * kk)},
+                lead(s.tileK), nullptr);
+            Value v = gpu::SubgroupMmaLoadMatrixOp::create(
+                b, bType, valueTile, ValueRange{c(b, 8 * kk), c(b, 16 * nf)},
+                lead(d), nullptr);
+            acc = gpu::SubgroupMmaComputeOp::create(b, cType, p, v, acc,
+                                                    nullptr, nullptr);
+          }
+          gpu::SubgroupMmaStoreMatrixOp::create(
+              b, acc, accTile, ValueRange{r, c(b, 16 * nf)}, lead(d), nullptr);
+        }
+      }
+      gpu::BarrierOp::create(b);
+      scf::YieldOp::create(b, ValueRange{mNew, newSum});
+    } else {
     // The row's online update, `chunk` keys at a time (their scores in
     // registers, one rescaling per chunk).
     auto chunkLoop = scf::ForOp::create(b, c(b, 0), c(b, s.tileK),
@@ -268,8 +424,6 @@ LogicalResult Lowering::run() {
       Value jc = chunkLoop.getInductionVar();
       ValueRange state = chunkLoop.getRegionIterArgs();
       Value m = state[0], sum = state[1];
-      Value negInf = arith::ConstantOp::create(
-          b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
       SmallVector<Value> scores, jjs;
       Value tileMax = negInf;
       for (int64_t u = 0; u < s.chunk; ++u) {
@@ -280,26 +434,7 @@ LogicalResult Lowering::run() {
           Value y = memref::LoadOp::create(b, keyTile[0], ValueRange{jj, c(b, k)});
           score = math::FmaOp::create(b, q0[k], y, score);
         }
-        for (int64_t l = 1; l < levels; ++l) {
-          Value f = c(b, s.factors[l]);
-          Value coarse = memref::LoadOp::create(
-              b, scoreTile[l],
-              ValueRange{arith::DivUIOp::create(b, tid, f),
-                         arith::DivUIOp::create(b, jj, f)});
-          score = arith::AddFOp::create(b, score, coarse);
-        }
-        Value j = arith::AddIOp::create(b, j0, jj);
-        Value live =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(b, s.tk));
-        if (op.getCausal())
-          live = arith::AndIOp::create(
-              b, live,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
-        if (keyLength)
-          live = arith::AndIOp::create(
-              b, live,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, keyLength));
-        score = arith::SelectOp::create(b, live, score, negInf);
+        score = masked(score, jj);
         scores.push_back(score);
         tileMax = arith::MaximumFOp::create(b, tileMax, score);
       }
@@ -325,6 +460,7 @@ LogicalResult Lowering::run() {
     // The next tile overwrites the shared arrays.
     gpu::BarrierOp::create(b);
     scf::YieldOp::create(b, chunkLoop.getResults());
+    }
   }
 
   auto store = scf::IfOp::create(b, rowInside, /*withElseRegion=*/false);
@@ -334,10 +470,15 @@ LogicalResult Lowering::run() {
     ValueRange state = tileLoop.getResults();
     memref::StoreOp::create(b, state[0], outs[1], ValueRange{batch, head, row});
     memref::StoreOp::create(b, state[1], outs[2], ValueRange{batch, head, row});
-    for (int64_t k = 0; k < d; ++k)
+    for (int64_t k = 0; k < d; ++k) {
+      Value o = s.tensorCores ? memref::LoadOp::create(b, accTile,
+                                                       ValueRange{tid, c(b, k)})
+                                    .getResult()
+                              : state[2 + k];
       memref::StoreOp::create(
-          b, state[2 + k], outs[0],
+          b, o, outs[0],
           ValueRange{batch, row, arith::AddIOp::create(b, col0, c(b, k))});
+    }
   }
 
   b.setInsertionPointAfter(launch);
@@ -352,7 +493,7 @@ LogicalResult Lowering::run() {
 
 /// Checks what the kernel supports and picks its tiles.
 FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
-                                   int64_t tileK) {
+                                   int64_t tileK, bool tensorCores) {
   auto fail = [&](const Twine &why) {
     return op.emitOpError("cannot be lowered for the GPU: ") << why;
   };
@@ -382,19 +523,43 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
   int64_t lcm = 1;
   for (int64_t f : s.factors)
     lcm = std::lcm(lcm, f);
-  auto roundUp = [&](int64_t x) { return (x + lcm - 1) / lcm * lcm; };
-  s.tileQ = roundUp(tileQ);
-  s.tileK = roundUp(tileK);
+  s.tensorCores = tensorCores;
+  s.tileQ = tileQ;
+  s.tileK = tileK;
+  int64_t unitQ = lcm, unitK = lcm;
+  if (tensorCores) {
+    // Whole warps of 32 rows, whole 16-key fragments, head widths in whole
+    // 16-column fragments.
+    if (s.headDim % 16)
+      return fail("tf32 tensor cores need a head width that is a multiple "
+                  "of 16 (got ")
+             << s.headDim << "); use --precision f32";
+    unitQ = std::lcm(lcm, kWarpRows);
+    unitK = std::lcm(lcm, int64_t(16));
+    if (unitQ > 128)
+      return fail("tf32 tensor cores need query tiles of whole warps and "
+                  "whole coarse rows: level factors up to ")
+             << s.factors.back() << " make them " << unitQ
+             << " rows; use --precision f32";
+  }
+  auto roundTo = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+  s.tileQ = roundTo(s.tileQ, unitQ);
+  s.tileK = roundTo(s.tileK, unitK);
   if (s.tileQ > 1024)
     return fail("tile-q ") << s.tileQ << " > 1024 threads per block";
-  // Smaller key tiles until the shared arrays fit.
-  while (s.sharedBytes() > kStaticSharedLimit && s.tileK > lcm)
-    s.tileK = roundUp(s.tileK / 2);
+  // Smaller key tiles, then smaller query tiles, until the shared arrays
+  // fit.
+  while (s.sharedBytes() > kStaticSharedLimit && s.tileK > unitK)
+    s.tileK = std::max(unitK, s.tileK / 2 / unitK * unitK);
+  while (s.sharedBytes() > kStaticSharedLimit && s.tileQ > unitQ)
+    s.tileQ = std::max(unitQ, s.tileQ / 2 / unitQ * unitQ);
   if (s.sharedBytes() > kStaticSharedLimit)
-    return fail("tiles of ") << s.tileQ << " x " << s.tileK << " need "
-                             << s.sharedBytes()
-                             << " bytes of shared memory, more than the 48 KiB "
-                                "a block has; use a smaller tile-q";
+    return fail("even tiles of ")
+           << s.tileQ << " x " << s.tileK << " need " << s.sharedBytes()
+           << " bytes of shared memory, more than the 48 KiB a block has"
+           << (tensorCores ? " (head width " + std::to_string(s.headDim) +
+                                 "); use --precision f32"
+                           : std::string());
   s.chunk = std::gcd(s.tileK, int64_t(16));
   return s;
 }
@@ -408,6 +573,11 @@ struct HktGpuLowerOnlineAttentionPass
       getOperation()->emitError("tile-q and tile-k must be >= 1");
       return signalPassFailure();
     }
+    if (precision != "f32" && precision != "tf32") {
+      getOperation()->emitError("unknown precision '")
+          << precision << "' (f32, or tf32 for the tensor cores)";
+      return signalPassFailure();
+    }
     // hkt.fused_attention -> hkt.online_attention and its normalisation.
     if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
           return isa<FusedAttentionOp>(op);
@@ -416,7 +586,8 @@ struct HktGpuLowerOnlineAttentionPass
     SmallVector<OnlineAttentionOp> ops;
     getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
     for (OnlineAttentionOp op : ops) {
-      FailureOr<KernelShape> shape = kernelShape(op, tileQ, tileK);
+      FailureOr<KernelShape> shape =
+          kernelShape(op, tileQ, tileK, precision == "tf32");
       if (failed(shape) || failed(Lowering(op, *shape).run()))
         return signalPassFailure();
     }

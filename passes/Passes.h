@@ -71,6 +71,10 @@ struct NvvmPipelineOptions
   Option<int64_t> tileK{*this, "tile-k",
                         llvm::cl::desc("Keys per shared-memory tile"),
                         llvm::cl::init(kDefaultGpuTileK)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("f32 (SIMT) or tf32 (tensor cores) for the attention"),
+      llvm::cl::init("f32")};
   ListOption<std::string> chips{
       *this, "chips",
       llvm::cl::desc("GPU architectures (sm_80,sm_90 when none is given)")};

@@ -234,13 +234,16 @@ def HktGpuLowerOnlineAttentionPass : Pass<"hkt-gpu-lower-online-attention"> {
     Option<"tileK", "tile-k", "int64_t",
            /*default=*/"::mlir::hkt::kDefaultGpuTileK",
            "Keys per shared-memory tile (halved until the tiles fit)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32 (SIMT) or tf32 (tensor cores for Q0 K0^T and P V)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def HktGpuMapParallelLoopsPass : Pass<"hkt-gpu-map-parallel-loops"> {
@@ -291,12 +294,15 @@ def HktGpuEmulateOnCpuPass : Pass<"hkt-gpu-emulate-on-cpu", "::mlir::ModuleOp"> 
     the block has, the thread ids from `omp_get_thread_num`, `gpu.barrier`
     as `omp.barrier`, the workgroup attributions as one stack buffer per
     launch; `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref
-    forms. The kernel bodies are cloned unchanged, barriers and shared
-    memory included, so the numerical tests check the IR the GPU runs
+    forms; the warp-level matrix ops of the tensor-core kernel
+    (`gpu.subgroup_mma_*`) work on a private copy of the whole fragment in
+    each lane, their operands rounded to tf32. The kernel bodies are cloned
+    unchanged otherwise, barriers and shared memory included, so the numerical tests check the IR the GPU runs
     against the float64 reference where no GPU is (docs/gpu.md).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::omp::OpenMPDialect",
                            "::mlir::scf::SCFDialect"];

@@ -156,12 +156,14 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
 
 /// The NVVM path up to kernels in gpu.launch and host code on device
 /// buffers (shared by the NVVM and the emulation pipelines).
-static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK) {
+static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
+                          StringRef precision) {
   using namespace mlir::hkt;
   pm.addPass(createHktFusePass());
   HktGpuLowerOnlineAttentionPassOptions tiles;
   tiles.tileQ = tileQ;
   tiles.tileK = tileK;
+  tiles.precision = precision.str();
   pm.addPass(createHktGpuLowerOnlineAttentionPass(tiles));
   pm.addPass(createHktLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -175,7 +177,7 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK) {
 
 void mlir::hkt::buildHktGpuEmulationPipeline(
     OpPassManager &pm, const NvvmPipelineOptions &options) {
-  addGpuKernels(pm, options.tileQ, options.tileK);
+  addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
   pm.addPass(createHktGpuEmulateOnCpuPass());
   pm.addPass(createCanonicalizerPass());
   addLowerToLLVM(pm, /*openmp=*/true);
@@ -183,7 +185,7 @@ void mlir::hkt::buildHktGpuEmulationPipeline(
 
 void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
                                      const NvvmPipelineOptions &options) {
-  addGpuKernels(pm, options.tileQ, options.tileK);
+  addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
   // Constants and index arithmetic into the kernels, not kernel arguments
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

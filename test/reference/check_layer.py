@@ -202,6 +202,9 @@ def parse_args(argv):
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--pipeline", default="fused,reference",
                     help="comma-separated hkt-compile pipelines, each checked")
+    ap.add_argument("--precision", default="f32", choices=("f32", "tf32"),
+                    help="hkt-compile --precision (targets nvvm and "
+                         "gpu-emulation; tf32: tensor cores)")
     ap.add_argument("--tiles", metavar="Q,K",
                     help="attention tile sizes for the fused pipeline "
                          "(hkt-compile --tile-q Q --tile-k K)")
@@ -381,6 +384,9 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     if args.target != "cpu":
         cmd += ["--target", args.target]
         head = "%s target=%s" % (head, args.target)
+    if args.precision != "f32":
+        cmd += ["--precision", args.precision]
+        head = "%s precision=%s" % (head, args.precision)
     if args.tiles and pipeline == "fused":
         tile_q, tile_k = args.tiles.split(",")
         cmd += ["--tile-q", tile_q, "--tile-k", tile_k]

@@ -112,6 +112,12 @@ static cl::opt<std::string> cudaPath(
     cl::desc("--target nvvm: the CUDA toolkit (ptxas, fatbinary, libdevice; "
              "default $CUDA_HOME or /usr/local/cuda)"),
     cl::init(""), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("--target nvvm / gpu-emulation: the attention's arithmetic: "
+             "'f32' (the default) or 'tf32' (tensor cores, f32 accumulation; "
+             "docs/gpu.md gives its accuracy)"),
+    cl::init("f32"), cl::cat(category));
 static cl::opt<bool> emitPTX(
     "emit-ptx",
     cl::desc("--target nvvm: print the PTX of every kernel and stop (no -o)"),
@@ -248,6 +254,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.pipeline = pipeline;
   options.target = target;
+  options.precision = precision;
   options.chips.assign(chips.begin(), chips.end());
   if (!cudaPath.empty())
     options.cudaPath = cudaPath;
