@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace hkt::runtime {
@@ -104,6 +105,11 @@ Status checkCudaArch(const std::string &moduleArchs, const CudaDevice &device);
 /// (they cannot return one: MLIR's host code ignores their results); empty
 /// if none. Clears it.
 std::string takeCudaError();
+/// The device time of the last finished call of a cuda entry, from CUDA
+/// events recorded on its stream before its first kernel and after its last
+/// one (the copies of the arguments in and the results out are outside it);
+/// empty if the call launched nothing. Clears it.
+std::optional<double> takeCudaKernelSpanMs();
 /// Frees device memory the mgpu* functions allocated and did not free
 /// (after a failed call), returns how many buffers.
 size_t freeLeakedCudaMemory();

@@ -30,6 +30,14 @@ using hkt::runtime::detail::concat;
 
 namespace {
 std::mutex mutex;
+/// The kernel span of the call in flight on this thread (takeCudaKernelSpanMs):
+/// timing events recorded on the call's stream around its launches.
+struct KernelSpan {
+  CUhandle start = nullptr, end = nullptr;
+  CUhandle stream = nullptr; // the stream of the first launch, while open
+  std::optional<double> lastMs;
+};
+thread_local KernelSpan span;
 std::string firstError;
 std::set<CUdeviceptr> liveBuffers;
 
@@ -60,6 +68,12 @@ bool ok(const CudaDriverApi *a, CUresult r, const char *call) {
 constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
 constexpr unsigned kMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
 } // namespace
+
+std::optional<double> hkt::runtime::takeCudaKernelSpanMs() {
+  std::optional<double> ms = span.lastMs;
+  span.lastMs.reset();
+  return ms;
+}
 
 std::string hkt::runtime::takeCudaError() {
   std::lock_guard<std::mutex> lock(mutex);
@@ -130,12 +144,20 @@ HKT_EXPORT void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy,
   const CudaDriverApi *a = api();
   if (!a || !fn)
     return; // the missing kernel was recorded
+  if (!span.start && !(ok(a, a->cuEventCreate(&span.start, 0), "cuEventCreate") &&
+                       ok(a, a->cuEventCreate(&span.end, 0), "cuEventCreate")))
+    span.start = span.end = nullptr;
+  if (span.start && !span.stream &&
+      ok(a, a->cuEventRecord(span.start, stream), "cuEventRecord"))
+    span.stream = stream;
   ok(a,
      a->cuLaunchKernel(fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                        static_cast<unsigned>(gz), static_cast<unsigned>(bx),
                        static_cast<unsigned>(by), static_cast<unsigned>(bz),
                        static_cast<unsigned>(smem), stream, params, extra),
      "cuLaunchKernel");
+  if (span.stream == stream)
+    ok(a, a->cuEventRecord(span.end, stream), "cuEventRecord");
 }
 
 HKT_EXPORT void *mgpuStreamCreate() {
@@ -152,8 +174,17 @@ HKT_EXPORT void mgpuStreamDestroy(void *stream) {
 }
 
 HKT_EXPORT void mgpuStreamSynchronize(void *stream) {
-  if (const CudaDriverApi *a = api())
-    ok(a, a->cuStreamSynchronize(stream), "cuStreamSynchronize");
+  const CudaDriverApi *a = api();
+  if (!a)
+    return;
+  ok(a, a->cuStreamSynchronize(stream), "cuStreamSynchronize");
+  if (span.stream && span.stream == stream) {
+    float ms = 0;
+    if (ok(a, a->cuEventElapsedTime(&ms, span.start, span.end),
+           "cuEventElapsedTime"))
+      span.lastMs = ms;
+    span.stream = nullptr;
+  }
 }
 
 HKT_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {

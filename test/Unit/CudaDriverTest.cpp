@@ -17,6 +17,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,69 +27,15 @@ using namespace hkt::test;
 
 namespace {
 
-/// The fake driver: FAKE_CUDA_MODE = nodevice | sm80 | sm90 | launchfail |
-/// badimage. It counts live allocations and reports them at exit.
-const char *kFakeDriver = R"(
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-static int live;
-static const char *mode(void) { const char *m = getenv("FAKE_CUDA_MODE"); return m ? m : "sm90"; }
-__attribute__((destructor)) static void report(void) {
-  fprintf(stderr, "fake-cuda: %d allocations outstanding\n", live);
+/// The fake driver (test/Unit/Inputs/fake_libcuda.c): FAKE_CUDA_MODE =
+/// nodevice | sm80 | sm90 | launchfail | badimage. It counts live
+/// allocations and reports them at exit.
+std::string fakeDriverSource() {
+  std::ifstream in(HKT_FAKE_CUDA_SOURCE);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
-int cuInit(unsigned f) { return strcmp(mode(), "nodevice") == 0 ? 100 : 0; }
-int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-int cuDeviceGetCount(int *n) { *n = 1; return 0; }
-int cuDeviceGet(int *d, int i) { *d = 0; return 0; }
-int cuDeviceGetAttribute(int *v, int attr, int d) {
-  int sm80 = strcmp(mode(), "sm80") == 0;
-  *v = attr == 75 ? (sm80 ? 8 : 9) : 0; return 0;
-}
-int cuDeviceGetName(char *name, int len, int d) {
-  snprintf(name, len, "%s", strcmp(mode(), "sm80") == 0 ? "Fake A100" : "Fake H200"); return 0;
-}
-int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)1; return 0; }
-int cuCtxSetCurrent(void *c) { return 0; }
-int cuModuleLoadData(void **m, const void *image) {
-  if (strcmp(mode(), "badimage") == 0) return 200;
-  *m = (void *)2; return 0;
-}
-int cuModuleLoadDataEx(void **m, const void *i, unsigned n, int *o, void **v) { return cuModuleLoadData(m, i); }
-int cuModuleUnload(void *m) { return 0; }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)3; return 0; }
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                   unsigned by, unsigned bz, unsigned smem, void *s, void **p, void **e) {
-  return strcmp(mode(), "launchfail") == 0 ? 719 : 0;
-}
-int cuStreamCreate(void **s, unsigned f) { *s = (void *)4; return 0; }
-int cuStreamSynchronize(void *s) { return 0; }
-int cuStreamDestroy_v2(void *s) { return 0; }
-int cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
-int cuEventCreate(void **e, unsigned f) { *e = (void *)5; return 0; }
-int cuEventDestroy_v2(void *e) { return 0; }
-int cuEventRecord(void *e, void *s) { return 0; }
-int cuEventSynchronize(void *e) { return 0; }
-int cuEventElapsedTime(float *ms, void *a, void *b) { *ms = 0; return 0; }
-int cuMemAlloc_v2(uint64_t *p, size_t n) { *p = (uint64_t)malloc(n); ++live; return 0; }
-int cuMemAllocManaged(uint64_t *p, size_t n, unsigned f) { return cuMemAlloc_v2(p, n); }
-int cuMemFree_v2(uint64_t p) { free((void *)p); --live; return 0; }
-int cuMemcpyAsync(uint64_t d, uint64_t s, size_t n, void *st) { memcpy((void *)d, (void *)s, n); return 0; }
-int cuMemsetD32Async(uint64_t d, unsigned v, size_t n, void *s) { return 0; }
-int cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
-int cuMemHostUnregister(void *p) { return 0; }
-int cuGetErrorName(int e, const char **s) {
-  *s = e == 100 ? "CUDA_ERROR_NO_DEVICE" : e == 719 ? "CUDA_ERROR_LAUNCH_FAILED"
-     : e == 200 ? "CUDA_ERROR_INVALID_IMAGE" : "CUDA_ERROR_UNKNOWN";
-  return 0;
-}
-int cuGetErrorString(int e, const char **s) {
-  *s = e == 100 ? "no CUDA-capable device is detected"
-     : e == 719 ? "unspecified launch failure" : "device kernel image is invalid";
-  return 0;
-}
-)";
 
 /// A driver that lacks most functions.
 const char *kTooOldDriver = "int cuInit(unsigned f) { return 0; }\n";
@@ -167,7 +114,7 @@ protected:
     if (cc.empty() || cc.find("NOTFOUND") != std::string::npos ||
         ::access(cc.c_str(), X_OK) != 0)
       GTEST_SKIP() << "no C compiler (cc) found to build the fake driver";
-    ASSERT_TRUE(compile(cc, kFakeDriver, path("libcuda-fake.so")));
+    ASSERT_TRUE(compile(cc, fakeDriverSource(), path("libcuda-fake.so")));
     ASSERT_TRUE(compile(cc, kTooOldDriver, path("libcuda-old.so")));
     for (const char *arch : {"sm_90", "sm_80"}) {
       std::string dir = path(std::string("mod-") + arch);
@@ -178,7 +125,7 @@ protected:
     ASSERT_TRUE(writeNpy(path("x.npy"), makeF32({4}, {1, 2, 3, 4})).ok());
   }
 
-  bool compile(const std::string &cc, const char *source,
+  bool compile(const std::string &cc, const std::string &source,
                const std::string &out) {
     std::string src = out + ".c";
     std::ofstream(src) << source;

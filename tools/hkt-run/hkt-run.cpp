@@ -18,6 +18,8 @@
 
 #include "tools/hkt-run/Training.h"
 #include "runtime/CompiledModule.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/Manifest.h"
 #include "runtime/MemoryCheck.h"
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
@@ -48,7 +50,7 @@ const char *const kUsage =
     "usage: hkt-run OUT [--entry F] [--input NAME=FILE.npy]... "
     "[--params FILE.safetensors [--params-prefix P]] "
     "[--output NAME=FILE.npy]... [--grads FILE.safetensors] [--random SEED] "
-    "[--threads N] [--bench N] [--quiet]";
+    "[--threads N] [--bench N] [--device cpu|cuda] [--quiet]";
 
 const char *const kHelp = R"(
 Runs an entry of the compiled module in directory OUT (written by hkt-compile).
@@ -72,13 +74,18 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
                          dimension takes the size the bound arguments give
                          it, else its bound)
   --threads N            run with N threads (sets OMP_NUM_THREADS)
+  --device cpu|cuda      the device the module must run on (it is given by
+                         the module: hkt-compile --target); a module for
+                         another one is refused with a message
   --bench N              after one warm-up call, time N calls and print
                          {"median_ms":..,"min_ms":..,"max_rss_mb":..,
                           "inputs_mb":..,"n":..,"threads":..}: max_rss_mb is
                          the process's peak resident set, inputs_mb the size
                          of all arguments and results, both in MiB (every
                          call, the warm-up included, updates in-out
-                         arguments)
+                         arguments); a cuda module adds device_median_ms
+                         and device_min_ms, timed with CUDA events from its
+                         first kernel to the end of its last
   --quiet                print nothing but errors
 
 Before reading or allocating anything, hkt-run refuses a call whose
@@ -116,6 +123,7 @@ struct Options {
   std::optional<uint64_t> seed;
   std::optional<int64_t> threads;
   std::optional<int64_t> bench;
+  std::optional<std::string> device;
   std::optional<std::string> grads;
   bool quiet = false;
   bool help = false;
@@ -173,7 +181,8 @@ Options parseCommandLine(int argc, char **argv) {
     }
     static const std::set<std::string> valued = {
         "--entry",         "--input",  "--output",  "--params",
-        "--params-prefix", "--random", "--threads", "--bench", "--grads"};
+        "--params-prefix", "--random", "--threads", "--bench", "--grads",
+        "--device"};
     if (!valued.count(flag))
       throw UsageError("unknown option '" + arg + "'");
     if (!haveValue) {
@@ -205,6 +214,11 @@ Options parseCommandLine(int argc, char **argv) {
     } else if (flag == "--threads") {
       once(o.threads.has_value());
       o.threads = parsePositive(flag, value);
+    } else if (flag == "--device") {
+      once(o.device.has_value());
+      if (value != "cpu" && value != "cuda")
+        throw UsageError("--device must be cpu or cuda, got '" + value + "'");
+      o.device = value;
     } else if (flag == "--bench") {
       once(o.bench.has_value());
       o.bench = parsePositive(flag, value);
@@ -317,6 +331,19 @@ double median(std::vector<double> v) {
 int run(const Options &o) {
   int64_t threads = configureThreads(o);
 
+  if (o.device) {
+    // Before opening it: a cuda module's shared object loads its kernels.
+    Expected<Manifest> m = readManifest(o.moduleDir + "/manifest.json");
+    if (!m)
+      fail(m.message());
+    std::string kind = targetKindName(m->target.kind);
+    if (kind != *o.device)
+      fail("module '" + o.moduleDir + "' runs on " + kind +
+           (m->target.kind == TargetKind::Cuda ? " (" + m->target.arch + ")"
+                                               : std::string()) +
+           ", not on --device " + *o.device + ": compile it with hkt-compile "
+           "--target " + (*o.device == "cuda" ? "nvvm" : "cpu"));
+  }
   Expected<std::unique_ptr<CompiledModule>> loaded =
       CompiledModule::open(o.moduleDir);
   if (!loaded)
@@ -586,21 +613,37 @@ int run(const Options &o) {
   if (!o.quiet)
     std::fprintf(stderr, "hkt-run: call took %.3f ms (%lld threads)\n", firstMs,
                  static_cast<long long>(threads));
+  bool cuda = manifest.target.kind == TargetKind::Cuda;
+  if (cuda)
+    (void)takeCudaKernelSpanMs(); // the warm-up call's
   if (o.bench) {
-    std::vector<double> times;
-    for (int64_t i = 0; i < *o.bench; ++i)
+    std::vector<double> times, deviceTimes;
+    for (int64_t i = 0; i < *o.bench; ++i) {
       times.push_back(callOnce());
+      if (cuda)
+        if (std::optional<double> ms = takeCudaKernelSpanMs())
+          deviceTimes.push_back(*ms);
+    }
     size_t ioBytes = 0;
     for (const Tensor *t : args)
       ioBytes += t->byteSize();
     for (const Tensor *t : results)
       ioBytes += t->byteSize();
+    // cuda: the kernels' time from CUDA events (first launch to the end of
+    // the last kernel), beside the call's wall time (which adds the copies
+    // of the arguments and results).
+    std::string device;
+    if (!deviceTimes.empty())
+      device = ",\"device_median_ms\":" + std::to_string(median(deviceTimes)) +
+               ",\"device_min_ms\":" +
+               std::to_string(*std::min_element(deviceTimes.begin(),
+                                                 deviceTimes.end()));
     std::printf("{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_rss_mb\":%.3f,"
-                "\"inputs_mb\":%.3f,\"n\":%lld,\"threads\":%lld}\n",
+                "\"inputs_mb\":%.3f,\"n\":%lld,\"threads\":%lld%s}\n",
                 median(times), *std::min_element(times.begin(), times.end()),
                 peakRssMiB(), static_cast<double>(ioBytes) / (1024.0 * 1024.0),
                 static_cast<long long>(*o.bench),
-                static_cast<long long>(threads));
+                static_cast<long long>(threads), device.c_str());
     std::fflush(stdout);
   }
 
