@@ -226,9 +226,19 @@ def parse_args(argv):
                     help="seconds allowed to one hkt-compile or hkt-run "
                          "(default: no limit; a test asserts no run time)")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--precompiled", metavar="MODDIR",
+                    help="run this module (compiled from the same config, "
+                         "target and precision) instead of compiling: "
+                         "scripts/gpu-check.sh compiles here, runs on a GPU "
+                         "machine that has no compiler")
     args = ap.parse_args(argv)
-    if not args.dry_run and not (args.hkt_compile and args.hkt_run):
-        ap.error("--hkt-compile and --hkt-run are required (unless --dry-run)")
+    if not args.dry_run and not ((args.hkt_compile or args.precompiled) and
+                                 args.hkt_run):
+        ap.error("--hkt-compile (or --precompiled) and --hkt-run are required "
+                 "(unless --dry-run)")
+    if args.precompiled and (args.pipeline != "fused" or args.hkt_compile):
+        ap.error("--precompiled runs one module: --pipeline fused, no "
+                 "--hkt-compile")
     if args.target != "cpu" and args.pipeline != "fused":
         ap.error("--target %s has the fused pipeline only: pass --pipeline fused"
                  % args.target)
@@ -391,7 +401,10 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
         tile_q, tile_k = args.tiles.split(",")
         cmd += ["--tile-q", tile_q, "--tile-k", tile_k]
         head = "%s tiles=%s" % (head, args.tiles)
-    run_tool(cmd, args.timeout)
+    if args.precompiled:
+        moddir = args.precompiled
+    else:
+        run_tool(cmd, args.timeout)
 
     # Parameters, named as the module expects.
     arg_names, manifest = manifest_arg_names(moddir)

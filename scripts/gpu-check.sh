@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU check, for a lent GPU machine (docs/gpu.md). That machine has a
+# GPU, its driver and PyTorch, but no MLIR: the modules are compiled ahead
+# of time here, which is what this compiler is for, and only hkt-run and the
+# modules travel.
+#
+#   scripts/gpu-check.sh prepare   here: build, then compile the numerical
+#                                  grid of test/Integration/gpu-layer.test and
+#                                  the benchmark's modules into gpu-check/
+#                                  (ignored by git, a few MB)
+#   scripts/gpu-check.sh run       on the GPU machine, from the repository
+#                                  root with gpu-check/ carried: the grid
+#                                  against the float64 reference (f32 at 1e-4,
+#                                  tf32 at 3e-3), then the benchmark table
+#                                  (scripts/gpu_bench.py), in well under 8
+#                                  minutes; the table also goes to
+#                                  $OUT/gpu-table.md when OUT is set
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="${HKT_GPU_CHECK_DIR:-$root/gpu-check}"
+python="${PYTHON:-python3}"
+
+case "${1:-}" in
+prepare)
+  "$root/scripts/setup.sh"
+  build="${HKT_BUILD_DIR:-$root/build}"
+  rm -rf "$dir"
+  mkdir -p "$dir/bin"
+  cp "$build/bin/hkt-run" "$dir/bin/"
+  "$python" "$root/scripts/gpu_grid.py" prepare --out "$dir/grid" --hkt-compile "$build/bin/hkt-compile"
+  "$python" "$root/scripts/gpu_bench.py" prepare --out "$dir/bench" --hkt-compile "$build/bin/hkt-compile"
+  du -sh "$dir"
+  ;;
+run)
+  start=$SECONDS
+  command -v nvidia-smi >/dev/null && nvidia-smi -L || true
+  status=0
+  "$python" "$root/scripts/gpu_grid.py" run --dir "$dir/grid" --hkt-run "$dir/bin/hkt-run" || status=1
+  table="$("$python" "$root/scripts/gpu_bench.py" run --dir "$dir/bench" --hkt-run "$dir/bin/hkt-run")" || status=1
+  echo "$table"
+  if [ -n "${OUT:-}" ]; then echo "$table" > "$OUT/gpu-table.md"; fi
+  echo "gpu-check: $((SECONDS - start)) s, status $status"
+  exit $status
+  ;;
+*)
+  echo "usage: scripts/gpu-check.sh prepare | run" >&2
+  exit 2
+  ;;
+esac
