@@ -717,24 +717,19 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return failure();
 
   PassManager pm(module.getContext());
-  if (nvvm) {
+  if (nvvm || emulation) {
     NvvmPipelineOptions gpu;
     if (options.tileQ > 0)
       gpu.tileQ = options.tileQ;
     if (options.tileK > 0)
       gpu.tileK = options.tileK;
+    gpu.precision = options.precision;
     gpu.chips = chips;
-    gpu.precision = options.precision;
     gpu.cudaPath = options.cudaPath;
-    buildHktNvvmPipeline(pm, gpu);
-  } else if (emulation) {
-    NvvmPipelineOptions gpu;
-    if (options.tileQ > 0)
-      gpu.tileQ = options.tileQ;
-    if (options.tileK > 0)
-      gpu.tileK = options.tileK;
-    gpu.precision = options.precision;
-    buildHktGpuEmulationPipeline(pm, gpu);
+    if (nvvm)
+      buildHktNvvmPipeline(pm, gpu);
+    else
+      buildHktGpuEmulationPipeline(pm, gpu);
   } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
     auto has = [&](StringRef f) {

@@ -4,7 +4,8 @@
 // the NVVM path, as hkt-gpu-host-staging leaves it, becomes a sequential
 // loop over its blocks, each block one OpenMP team with one thread per GPU
 // thread (omp.parallel num_threads(block size)), gpu.barrier an
-// omp.barrier, workgroup memory one stack buffer per launch, the device
+// omp.barrier (a kernel with neither barriers nor warp-level ops, whose
+// threads are independent, one scf.parallel over blocks and threads), workgroup memory one stack buffer per launch, the device
 // buffers host buffers. The kernels' IR is the one the GPU runs, barriers
 // and shared memory included, so the numerical tests check it against the
 // float64 reference on machines without a GPU; only the NVVM code
@@ -186,6 +187,36 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   map.map(launch.getBlockSize().x, block.x);
   map.map(launch.getBlockSize().y, block.y);
   map.map(launch.getBlockSize().z, block.z);
+  // A kernel without barriers or warp-level ops does not need its threads
+  // to run at once: one parallel loop over every block and thread (OpenMP
+  // work-sharing later), instead of a team per block.
+  bool independent = launch.getWorkgroupAttributions().empty() &&
+                     !launch.walk([](Operation *op) {
+                          return isa<gpu::BarrierOp, gpu::SubgroupMmaLoadMatrixOp,
+                                     gpu::SubgroupMmaComputeOp,
+                                     gpu::SubgroupMmaStoreMatrixOp,
+                                     gpu::SubgroupMmaConstantMatrixOp>(op)
+                                     ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+                        }).wasInterrupted();
+  if (independent) {
+    auto all = scf::ParallelOp::create(
+        b, ValueRange{c(0), c(0), c(0), c(0), c(0), c(0)},
+        ValueRange{grid.z, grid.y, grid.x, block.z, block.y, block.x},
+        ValueRange{c(1), c(1), c(1), c(1), c(1), c(1)});
+    b.setInsertionPointToStart(all.getBody());
+    ValueRange ivs = all.getInductionVars();
+    map.map(launch.getBlockIds().z, ivs[0]);
+    map.map(launch.getBlockIds().y, ivs[1]);
+    map.map(launch.getBlockIds().x, ivs[2]);
+    map.map(launch.getThreadIds().z, ivs[3]);
+    map.map(launch.getThreadIds().y, ivs[4]);
+    map.map(launch.getThreadIds().x, ivs[5]);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    launch.erase();
+    return success();
+  }
   auto loopZ = scf::ForOp::create(b, c(0), grid.z, c(1));
   b.setInsertionPointToStart(loopZ.getBody());
   auto loopY = scf::ForOp::create(b, c(0), grid.y, c(1));

@@ -7,7 +7,9 @@
 // block, cooperatively, and read back by the rows it covers; level 0's
 // scores, the online softmax and P V stay in the thread's registers. Key
 // tiles above the diagonal (causal) or past the batch row's key length are
-// not visited.
+// not visited. With precision=tf32 the two products (Q0 K0^T and P V) run
+// on the tensor cores instead (gpu.subgroup_mma, wmma m16n16k8 tf32), each
+// warp on its 32 rows, the tile's scores and accumulator in shared memory.
 //
 //===----------------------------------------------------------------------===//
 

@@ -202,8 +202,18 @@ def HktGpuLowerOnlineAttentionPass : Pass<"hkt-gpu-lower-online-attention"> {
     are not visited; rows past the sequence compute and store nothing. The
     operands enter as `bufferization.to_buffer`, the results leave as
     `bufferization.to_tensor` of fresh buffers, so one-shot bufferization
-    then runs as on the CPU path. tile-k shrinks until the shared arrays fit
-    in a block's 48 KiB.
+    then runs as on the CPU path. tile-k, then tile-q, shrink until the
+    shared arrays fit in a block's 48 KiB.
+
+    `precision=tf32` puts Q0 K0^T and P V on the tensor cores
+    (`gpu.subgroup_mma_*`, wmma m16n16k8, tf32 operands, f32
+    accumulation): each warp owns 32 query rows and loads their level-0
+    query fragments once (the queries padded to whole tiles with
+    `tensor.pad`); the tile's scores and the accumulator live in workgroup
+    memory, and between the two products each row's thread applies the
+    coarse scores, the masks and the online softmax, writes P over its
+    scores and rescales its accumulator row. It needs head widths that are
+    multiples of 16 and tiles of whole warps and whole coarse rows.
 
     Before:
 
@@ -291,7 +301,9 @@ def HktGpuEmulateOnCpuPass : Pass<"hkt-gpu-emulate-on-cpu", "::mlir::ModuleOp"> 
     For `hkt-compile --target gpu-emulation`: replaces each `gpu.launch`
     (as `hkt-gpu-host-staging` leaves it) by a sequential loop over its
     blocks, each block an `omp.parallel` team of exactly as many threads as
-    the block has, the thread ids from `omp_get_thread_num`, `gpu.barrier`
+    the block has (a kernel with no barrier and no warp-level op, whose
+    threads are independent, by one `scf.parallel` over all blocks and
+    threads instead), the thread ids from `omp_get_thread_num`, `gpu.barrier`
     as `omp.barrier`, the workgroup attributions as one stack buffer per
     launch; `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref
     forms; the warp-level matrix ops of the tensor-core kernel

@@ -105,3 +105,27 @@ func.func @strided_fragment(%a: memref<16x16xf32>) {
   }
   return
 }
+
+// -----
+
+// No barrier, no workgroup memory, no warp-level op: the threads are
+// independent, one scf.parallel over blocks and threads.
+// CHECK-LABEL: func.func @independent
+// CHECK-NOT: omp.parallel
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}, %[[BX:.+]], %{{.+}}, %{{.+}}, %[[TX:.+]]) = {{.*}} to (%c1{{.*}}, %c1{{.*}}, %c4{{.*}}, %c1{{.*}}, %c1{{.*}}, %c32{{.*}})
+// CHECK: arith.muli %[[BX]], %c32
+// CHECK: memref.store
+func.func @independent(%x: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %bx, %c32 : index
+    %i = arith.addi %base, %tx : index
+    memref.store %one, %x[%i] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
