@@ -66,7 +66,10 @@ struct KernelShape {
       words += (tileK / f) * (headDim + 1) + (tileQ / f) * headDim +
                (tileQ / f) * (tileK / f + 1);
     }
-    return 4 * words;
+    // Each array may be padded to the 32-byte alignment of
+    // hkt-gpu-align-workgroup-memory.
+    int64_t arrays = 2 + 3 * (factors.size() - 1) + (tensorCores ? 2 : 0);
+    return 4 * words + 32 * arrays;
   }
 };
 

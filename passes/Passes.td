@@ -320,6 +320,28 @@ def HktGpuEmulateOnCpuPass : Pass<"hkt-gpu-emulate-on-cpu", "::mlir::ModuleOp"> 
                            "::mlir::scf::SCFDialect"];
 }
 
+def HktGpuAlignWorkgroupMemoryPass : Pass<"hkt-gpu-align-workgroup-memory"> {
+  let summary = "Align every workgroup attribution of the kernels (llvm.align) for the tensor cores";
+  let description = [{
+    Kernel outlining keeps a launch's workgroup attributions without an
+    alignment, and `convert-gpu-to-nvvm` then aligns each shared array to
+    its element type (`.shared .align 4`). `wmma.load` / `wmma.store` need
+    256-bit aligned fragment addresses, so this pass (run after outlining)
+    sets `llvm.align` on every workgroup attribution of every `gpu.func`
+    that has less; the NVVM lowering puts it on the shared array.
+
+    ```mlir
+    gpu.func @k() workgroup(%s : memref<16x16xf32, #gpu.address_space<workgroup>>) kernel
+    // becomes
+    gpu.func @k() workgroup(%s : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64}) kernel
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"32",
+           "Bytes (a power of two)">,
+  ];
+}
+
 def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
   let summary = "Tile and vectorise structured ops for the CPU (transform-dialect recipe library)";
   let description = [{

@@ -190,6 +190,8 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // wmma needs 32-byte aligned shared fragments.
+  pm.addPass(createHktGpuAlignWorkgroupMemoryPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   // The explicit form of gpu-lower-to-nvvm-pipeline (RECIPE 1.2), one

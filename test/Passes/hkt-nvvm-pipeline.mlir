@@ -22,7 +22,8 @@
 // CHECK-SAME: #gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80"
 // CHECK-SAME: .target sm_90
 //   The attention kernel: shared arrays, barriers, exp from libdevice.
-// CHECK: .shared .align
+//   Shared arrays aligned to 32 bytes (hkt-gpu-align-workgroup-memory).
+// CHECK: .shared .align 32
 // CHECK-SAME: bar.sync
 // CHECK-SAME: ex2.approx
 // CHECK-NOT: .extern .func
