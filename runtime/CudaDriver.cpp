@@ -6,6 +6,7 @@
 
 #include "runtime/CudaDriver.h"
 #include "runtime/Internal.h"
+#include "runtime/Manifest.h"
 
 #include <dlfcn.h>
 
@@ -199,19 +200,12 @@ Status hkt::runtime::checkCudaArch(const std::string &moduleArchs,
   std::stringstream list(moduleArchs);
   std::string arch;
   while (std::getline(list, arch, ',')) {
-    int major = 0, minor = 0;
     // "sm_90" or "sm_90a": major 9, minor 0.
-    if (arch.size() >= 5 && arch.compare(0, 3, "sm_") == 0 &&
-        std::isdigit(static_cast<unsigned char>(arch[3])) &&
-        std::isdigit(static_cast<unsigned char>(arch[4]))) {
-      std::string digits = arch.substr(3, arch.find_first_not_of("0123456789", 3) - 3);
-      major = std::atoi(digits.substr(0, digits.size() - 1).c_str());
-      minor = digits.back() - '0';
-    } else {
+    std::optional<CudaArch> parsed = parseCudaArch(arch);
+    if (!parsed)
       return Status::error(concat("module target arch '", arch,
                                   "' is not of the form sm_XY"));
-    }
-    if (major == device.major && minor <= device.minor)
+    if (parsed->major == device.major && parsed->minor <= device.minor)
       return Status::success();
   }
   return Status::error(concat("module built for ", moduleArchs, ", device is ",

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -151,19 +152,13 @@ private:
     if (t.kind == TargetKind::Cuda) {
       t.arch = getString(target, key::kArch, path);
       // A comma-separated list (the chips of one fatbin) of sm_<digits>,
-      // each optionally with a suffix letter (sm_90a).
+      // each optionally with a suffix letter (sm_90a): parseCudaArch.
       std::stringstream list(t.arch);
       std::string arch;
       bool any = false;
       while (std::getline(list, arch, ',')) {
         any = true;
-        size_t digits = arch.rfind("sm_", 0) == 0 ? 3 : std::string::npos;
-        bool ok = digits != std::string::npos && arch.size() > digits &&
-                  std::isdigit(static_cast<unsigned char>(arch[digits]));
-        for (size_t i = digits; ok && i < arch.size(); ++i)
-          ok = std::isdigit(static_cast<unsigned char>(arch[i])) ||
-               (i + 1 == arch.size() &&
-                std::islower(static_cast<unsigned char>(arch[i])));
+        bool ok = parseCudaArch(arch).has_value();
         if (!ok)
           error(join(path, key::kArch),
                 concat("'", arch, "' is not a CUDA architecture (sm_NN)"));
@@ -538,6 +533,22 @@ Expected<Manifest> hkt::runtime::parseManifest(const std::string &text,
         }
         return ManifestParser(source).parse(root);
       });
+}
+
+std::optional<CudaArch> hkt::runtime::parseCudaArch(const std::string &name) {
+  if (name.compare(0, 3, "sm_") != 0)
+    return std::nullopt;
+  size_t end = name.find_first_not_of("0123456789", 3);
+  if (end == std::string::npos)
+    end = name.size();
+  bool suffix = end + 1 == name.size() &&
+                std::islower(static_cast<unsigned char>(name[end]));
+  if (end - 3 < 2 || (end != name.size() && !suffix))
+    return std::nullopt;
+  CudaArch arch;
+  arch.major = std::atoi(name.substr(3, end - 4).c_str());
+  arch.minor = name[end - 1] - '0';
+  return arch;
 }
 
 Expected<Manifest> hkt::runtime::readManifest(const std::string &path) {

@@ -160,6 +160,15 @@ Expected<Manifest> parseManifest(const std::string &text,
 /// Reads and parses a manifest file.
 Expected<Manifest> readManifest(const std::string &path);
 
+/// A CUDA architecture name: "sm_", at least two digits (the last one the
+/// minor compute capability, the others the major) and an optional
+/// lower-case letter ("sm_90a"). The manifest's check of target.arch and the
+/// driver's check of the device (CudaDriver.h) both read names with it.
+struct CudaArch {
+  int major = 0, minor = 0;
+};
+std::optional<CudaArch> parseCudaArch(const std::string &name);
+
 } // namespace hkt::runtime
 
 #endif // HKT_RUNTIME_MANIFEST_H

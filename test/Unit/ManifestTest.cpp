@@ -224,6 +224,24 @@ TEST(ManifestTest, RefusesBadTargetKinds) {
       parseError(variant("\"kind\": \"cpu\"",
                          "\"kind\": \"cuda\", \"arch\": \"sm_80,\"")),
       "is not a list of CUDA architectures"));
+  // One digit has no minor capability: what the driver's check could not read.
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cuda\", \"arch\": \"sm_9\"")),
+      "target.arch: 'sm_9' is not a CUDA architecture (sm_NN)"));
+}
+
+TEST(ManifestTest, ParsesCudaArchNames) {
+  std::optional<CudaArch> a = parseCudaArch("sm_90a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->major, 9);
+  EXPECT_EQ(a->minor, 0);
+  a = parseCudaArch("sm_120");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->major, 12);
+  EXPECT_EQ(a->minor, 0);
+  for (const char *bad : {"sm_", "sm_9", "sm_90AB", "sm_90ab", "compute_90", "sm90"})
+    EXPECT_FALSE(parseCudaArch(bad).has_value()) << bad;
   EXPECT_TRUE(
       mentions(parseError(variant("\"kind\": \"cpu\"",
                                   "\"kind\": \"cuda\", \"arch\": \"sm_\"")),
