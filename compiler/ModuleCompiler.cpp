@@ -4,6 +4,7 @@
 #include "compiler/CudaBinary.h"
 #include "compiler/Target.h"
 #include "passes/Passes.h"
+#include "runtime/Manifest.h"
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -688,11 +689,11 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       for (StringRef chip : llvm::split(kDefaultGpuChips, ','))
         chips.push_back(chip.str());
     for (const std::string &chip : chips) {
-      // ptxas of CUDA 13 knows sm_75 and later (RECIPE P2).
-      unsigned number = 0;
-      StringRef digits = StringRef(chip).drop_front(3).rtrim('a');
-      if (!StringRef(chip).starts_with("sm_") || digits.getAsInteger(10, number) ||
-          number < 75)
+      // The runtime's reading of the name; ptxas of CUDA 13 knows sm_75
+      // and later (RECIPE P2).
+      std::optional<::hkt::runtime::CudaArch> arch =
+          ::hkt::runtime::parseCudaArch(chip);
+      if (!arch || arch->major * 10 + arch->minor < 75)
         return emitError(loc) << "unknown GPU chip '" << chip
                               << "' (expected sm_75 or later, e.g. sm_80, "
                                  "sm_90, sm_90a)";
