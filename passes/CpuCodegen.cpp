@@ -64,15 +64,19 @@ struct Tiles {
               // vectorised by rows when its rows are contiguous
   } kind;
   int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0, regK = 1;
+  /// Gemm, TileGemm: rows [0, split) take regM-row register tiles, the
+  /// rest regM2-row ones (split 0: all rows regM).
+  int64_t split = 0, regM2 = 0;
   std::vector<int64_t> threadSizes; // Split: one per loop
   /// Rows, Split: the rank of the row-wise tiling (0: none) and its
   /// innermost tile size (0: the whole row).
   int64_t rowRank = 0, rowInner = 0;
   bool operator<(const Tiles &o) const {
-    return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK,
-                    threadSizes, rowRank, rowInner) <
+    return std::tie(kind, rows, cacheN, cacheK, regM, regN, regK, split,
+                    regM2, threadSizes, rowRank, rowInner) <
            std::tie(o.kind, o.rows, o.cacheN, o.cacheK, o.regM, o.regN,
-                    o.regK, o.threadSizes, o.rowRank, o.rowInner);
+                    o.regK, o.split, o.regM2, o.threadSizes, o.rowRank,
+                    o.rowInner);
   }
 };
 
@@ -172,13 +176,23 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
     int64_t wide = tuning.regVectors * lanes;
     t.regM = tuning.regRows;
     t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
-    if (m % t.regM != 0 || t.regN == 0)
+    if (t.regN == 0)
       return std::nullopt;
     t.regK = std::gcd(k, tuning.regK);
+    // The rows of a thread block (whole matmuls) or of the op: those beyond
+    // the last whole register tile get a register tile of their own height.
+    // Fewer than 4 register tiles of rows: the tallest tile that divides
+    // them instead (8 rows: two 4-row tiles, not 6 + 2).
+    int64_t rows = inLoop ? m : std::gcd(m, tuning.threadRows);
+    if (rows % t.regM != 0 && rows < 4 * t.regM)
+      while (rows % t.regM != 0)
+        --t.regM;
+    if (int64_t rest = rows % t.regM) {
+      t.split = rows - rest;
+      t.regM2 = rest;
+    }
     if (!inLoop) {
-      t.rows = std::gcd(m, tuning.threadRows);
-      if (t.rows % t.regM != 0)
-        return std::nullopt;
+      t.rows = rows;
       t.cacheN = std::gcd(n, tuning.cacheN);
       t.cacheK = std::gcd(k, tuning.cacheK);
       if (t.cacheN % t.regN != 0)
@@ -213,7 +227,7 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
 /// Builds the driver `__transform_main(%root, %class0, %class1, ...)` into
 /// `library`: each class argument is bound to the ops of that class; for
 /// each op, the class's sequence is included with its tile sizes as params.
-/// Then @hkt_lower_vectors runs on every function.
+/// Then @hkt_prepare_vectors runs on every function.
 ///
 ///   transform.foreach %class0 : !transform.any_op {
 ///   ^bb0(%op: !transform.any_op):
@@ -263,13 +277,24 @@ void buildDriver(ModuleOp library, ArrayRef<Tiles> classes) {
     Value op = each->getArgument(0);
     switch (t.kind) {
     case Tiles::Gemm:
-      include("hkt_gemm", {op, constant(t.rows), constant(t.cacheN),
-                           constant(t.cacheK), constant(t.regM),
-                           constant(t.regN), constant(t.regK)});
+      if (t.split)
+        include("hkt_gemm_split",
+                {op, constant(t.rows), constant(t.cacheN), constant(t.cacheK),
+                 constant(t.regM), constant(t.regN), constant(t.regK),
+                 constant(t.split), constant(t.regM2)});
+      else
+        include("hkt_gemm", {op, constant(t.rows), constant(t.cacheN),
+                             constant(t.cacheK), constant(t.regM),
+                             constant(t.regN), constant(t.regK)});
       break;
     case Tiles::TileGemm:
-      include("hkt_tile_gemm",
-              {op, constant(t.regM), constant(t.regN), constant(t.regK)});
+      if (t.split)
+        include("hkt_tile_gemm_split",
+                {op, constant(t.regM), constant(t.regN), constant(t.regK),
+                 constant(t.split), constant(t.regM2)});
+      else
+        include("hkt_tile_gemm",
+                {op, constant(t.regM), constant(t.regN), constant(t.regK)});
       break;
     case Tiles::Whole:
       include("hkt_whole", {op});
@@ -294,8 +319,83 @@ void buildDriver(ModuleOp library, ArrayRef<Tiles> classes) {
   }
   Value funcs = transform::MatchOp::create(b, loc, body->getArgument(0),
                                            ArrayRef<StringRef>{"func.func"});
-  include("hkt_lower_vectors", {funcs});
+  include("hkt_prepare_vectors", {funcs});
   transform::YieldOp::create(b, loc);
+}
+
+/// The second entry, run after the accumulators are hoisted:
+/// `__hkt_lower_main(%root)` includes @hkt_lower_vectors on every function.
+constexpr llvm::StringLiteral kLowerEntry = "__hkt_lower_main";
+void buildLowerDriver(ModuleOp library) {
+  MLIRContext *ctx = library.getContext();
+  Location loc = NameLoc::get(StringAttr::get(ctx, "hkt-cpu-codegen driver"));
+  auto anyOp = transform::AnyOpType::get(ctx);
+  OpBuilder b = OpBuilder::atBlockEnd(library.getBody());
+  auto readonly = b.getDictionaryAttr(b.getNamedAttr(
+      transform::TransformDialect::kArgReadOnlyAttrName, b.getUnitAttr()));
+  auto entry = transform::NamedSequenceOp::create(
+      b, loc, kLowerEntry, TypeAttr::get(b.getFunctionType({anyOp}, {})),
+      /*sym_visibility=*/StringAttr(), b.getArrayAttr({readonly}),
+      /*res_attrs=*/ArrayAttr());
+  Block *body = b.createBlock(&entry.getBody(), entry.getBody().end(), {anyOp},
+                              {loc});
+  Value funcs = transform::MatchOp::create(b, loc, body->getArgument(0),
+                                           ArrayRef<StringRef>{"func.func"});
+  transform::IncludeOp::create(
+      b, loc, TypeRange(), SymbolRefAttr::get(ctx, "hkt_lower_vectors"),
+      transform::FailurePropagationMode::Propagate, ValueRange{funcs},
+      /*arg_attrs=*/ArrayAttr(), /*res_attrs=*/ArrayAttr());
+  transform::YieldOp::create(b, loc);
+}
+
+/// Gives the right operand of every whole matmul whose rows lie a multiple
+/// of 1 KiB apart a copy with `pad` more elements per row. Rows 2 KiB apart
+/// (a 512-wide weight) fall into two of L1's 64 sets, so the K x regN panel
+/// that a register tile streams does not stay in L1 across the row tiles;
+/// 2112-byte rows spread over all sets. The copy (K x N elements) is small
+/// beside the matmul (2 M K N flops, M >= minRows).
+void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
+  if (pad <= 0)
+    return;
+  SmallVector<linalg::MatmulOp> matmuls;
+  module.walk([&](linalg::MatmulOp mm) {
+    if (!mm->getParentOfType<scf::ForallOp>() &&
+        !mm->getParentOfType<scf::ForOp>() && mm.hasPureBufferSemantics())
+      matmuls.push_back(mm);
+  });
+  for (linalg::MatmulOp mm : matmuls) {
+    Value rhs = mm.getDpsInputs()[1];
+    auto type = dyn_cast<MemRefType>(rhs.getType());
+    auto out = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
+    if (!type || !out || !type.hasStaticShape() || !out.hasStaticShape() ||
+        !type.getElementType().isF32() || out.getDimSize(0) < minRows ||
+        mm.getIndexingMapsArray()[1] !=
+            AffineMap::get(3, 0,
+                           {getAffineDimExpr(2, mm.getContext()),
+                            getAffineDimExpr(1, mm.getContext())},
+                           mm.getContext())) // B (k, n), not transposed
+      continue;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides[1] != 1 || ShapedType::isDynamic(strides[0]) ||
+        (strides[0] * 4) % 1024 != 0)
+      continue;
+    int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+    OpBuilder b(mm);
+    Location loc = mm.getLoc();
+    auto paddedType = MemRefType::get({k, n + pad}, type.getElementType());
+    Value padded = memref::AllocOp::create(b, loc, paddedType,
+                                           b.getI64IntegerAttr(64));
+    Value view = memref::SubViewOp::create(
+        b, loc, padded, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(k), b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    linalg::CopyOp::create(b, loc, rhs, view);
+    mm->setOperand(1, view);
+    b.setInsertionPointAfter(mm);
+    memref::DeallocOp::create(b, loc, padded);
+  }
 }
 
 struct HktCpuCodegenPass
@@ -313,6 +413,9 @@ struct HktCpuCodegenPass
           << " does not parse";
       return signalPassFailure();
     }
+
+    const CpuTuning &tuning = cpuTuningFor(vectorBits);
+    padRightOperands(module, tuning.padRows, tuning.padMinRows);
 
     // The ops of each class, in walk order.
     std::map<Tiles, SmallVector<Operation *>> classes;
@@ -341,6 +444,7 @@ struct HktCpuCodegenPass
             ops, [](Operation *op) { return transform::MappedValue(op); }));
       }
       buildDriver(*library, kinds);
+      buildLowerDriver(*library);
       if (failed(verify(*library))) {
         emitError(module.getLoc(),
                   "internal error: the codegen driver does not verify");
@@ -351,6 +455,13 @@ struct HktCpuCodegenPass
               transform::TransformDialect::kTransformEntryPointSymbolName));
       if (failed(transform::applyTransformNamedSequence(
               std::move(bindings), entry, *library,
+              transform::TransformOptions())))
+        return signalPassFailure();
+      // The accumulators into registers across K, through views (upstream
+      // hoisting in @hkt_lower_vectors refuses those), then the lowering.
+      hoistVectorAccumulators(module);
+      if (failed(transform::applyTransformNamedSequence(
+              module, library->lookupSymbol(kLowerEntry), *library,
               transform::TransformOptions())))
         return signalPassFailure();
     }

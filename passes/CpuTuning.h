@@ -51,6 +51,16 @@ struct CpuTuning {
   int64_t cacheN = 512;
   int64_t cacheK = 256;
 
+  /// Elements added to each row of a whole matmul's right operand when its
+  /// rows lie a multiple of 1 KiB apart (a copy, made once per call; 0: never).
+  /// 512-wide weights (2 KiB rows) map a register tile's K x N panel onto
+  /// two L1 sets; one cache line of padding took a 4096 x 512 x 512 matmul
+  /// from ~41-53 to ~41-43 ms on one AVX2 core (docs/performance.md).
+  int64_t padRows = 16;
+  /// Only for matmuls of at least this many rows (the copy's cost against
+  /// the 2 M K N flops).
+  int64_t padMinRows = 256;
+
   /// Ops outside the loop nests (downsampling, hybrid head, packing,
   /// normalisation) are split across threads into this many equal parts
   /// (8, 4 or 2 when it does not divide the loop). Splitting took the

@@ -30,6 +30,11 @@ void populateHktToLinalgPatterns(RewritePatternSet &patterns);
 /// The model ops' part of it (passes/LowerModelOps.cpp).
 void populateHktModelToLinalgPatterns(RewritePatternSet &patterns);
 
+/// hkt-hoist-vector-accumulators on every scf.for under `root` (also run by
+/// hkt-cpu-codegen between vectorisation and the lowering of the vectors).
+/// Returns the number of transfer pairs hoisted.
+int64_t hoistVectorAccumulators(Operation *root);
+
 /// The pattern of hkt-fuse: the SPEC 3-6 step-op chain -> online attention.
 void populateHktFusePatterns(RewritePatternSet &patterns);
 

@@ -411,6 +411,54 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
                            "::mlir::ub::UBDialect"];
 }
 
+def HktHoistVectorAccumulatorsPass : Pass<"hkt-hoist-vector-accumulators"> {
+  let summary = "Carry a loop-invariant vector.transfer_read/transfer_write pair through an scf.for (matmul accumulators in registers)";
+  let description = [{
+    For every `scf.for` (innermost first), a `vector.transfer_read` and the
+    `vector.transfer_write` after it in the loop body that access the same
+    loop-invariant buffer, indices, vector type and permutation map, without
+    masks, become a read before the loop, a loop-carried vector and a write
+    after it, when no other op in the loop may touch memory the buffer
+    shares. That is the K loop of a register tile: its accumulators stay in
+    registers for the whole reduction instead of being loaded and stored once
+    per K step.
+
+    Upstream's `hoist_redundant_vector_transfers` does the same rewrite but
+    refuses whenever the buffer is or has a view anywhere in the function.
+    Here buffers are traced through their views (`ViewLikeOpInterface`) to
+    the buffer they come from: distinct allocations, globals and function
+    arguments never overlap (nothing passes one buffer as two arguments when
+    one of them is written: the runtime gives each argument its own buffer,
+    and one-shot bufferization copies at calls), views of the same one may.
+    Ops with unknown memory effects block the hoisting.
+
+    Before:
+
+    ```mlir
+    scf.for %k = %c0 to %c64 step %c4 {
+      %acc = vector.transfer_read %c[%i, %j], %pad {in_bounds = [true, true]}
+          : memref<64x64xf32>, vector<4x16xf32>
+      %a = vector.transfer_read %a[%i, %k], ...
+      %r = vector.contract ... %a, %b, %acc
+      vector.transfer_write %r, %c[%i, %j] {in_bounds = [true, true]}
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %acc0 = vector.transfer_read %c[%i, %j], %pad ...
+    %r = scf.for %k = %c0 to %c64 step %c4 iter_args(%acc = %acc0) -> (vector<4x16xf32>) {
+      ...
+      scf.yield %next : vector<4x16xf32>
+    }
+    vector.transfer_write %r, %c[%i, %j] ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def HktResultsToOutParamsPass : Pass<"hkt-results-to-out-params", "::mlir::ModuleOp"> {
   let summary = "Make every result of a function that returns a dynamic-shaped memref a caller-allocated out-parameter";
   let description = [{

@@ -71,6 +71,78 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // @hkt_gemm when the rows of a thread block are not a multiple of the
+  // register tile's: the block's rows are split after `split` (a multiple
+  // of regM), the rest taking register tiles of regM2 rows. 12-accumulator
+  // tiles (6 x 16 with AVX2) do not divide 64-row blocks.
+  transform.named_sequence @hkt_gemm_split(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly},
+      %split: !transform.param<i64> {transform.readonly},
+      %regM2: !transform.param<i64> {transform.readonly}) {
+    %block, %forall = transform.structured.tile_using_forall %mm
+        tile_sizes [%rows, 0, 0]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    %cache, %loopK, %loopN = transform.structured.tile_using_for %block
+        tile_sizes [0, %cacheN, %cacheK] interchange = [0, 2, 1]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %parts = transform.structured.split %cache after %split { dimension = 0 }
+        : !transform.any_op, !transform.param<i64>
+    %main, %rest = transform.split_handle %parts
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %regLoops:3 = transform.structured.tile_using_for %main
+        tile_sizes [%regM, %regN, %regK] interchange = [1, 0, 2]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg : !transform.any_op
+    %reg2, %regLoops2:3 = transform.structured.tile_using_for %rest
+        tile_sizes [%regM2, %regN, %regK] interchange = [1, 0, 2]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg2 : !transform.any_op
+    transform.yield
+  }
+
+  // @hkt_tile_gemm with the rows split after `split` as in @hkt_gemm_split.
+  transform.named_sequence @hkt_tile_gemm_split(
+      %mm: !transform.any_op {transform.consumed},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly},
+      %split: !transform.param<i64> {transform.readonly},
+      %regM2: !transform.param<i64> {transform.readonly}) {
+    %parts = transform.structured.split %mm after %split { dimension = 0 }
+        : !transform.any_op, !transform.param<i64>
+    %main, %rest = transform.split_handle %parts
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reg, %loops:3 = transform.structured.tile_using_for %main
+        tile_sizes [%regM, %regN, %regK]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg : !transform.any_op
+    %reg2, %loops2:3 = transform.structured.tile_using_for %rest
+        tile_sizes [%regM2, %regN, %regK]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %reg2 : !transform.any_op
+    transform.yield
+  }
+
   // A 1-D op (a row of a tile): vectorised as it is.
   transform.named_sequence @hkt_whole(
       %op: !transform.any_op {transform.consumed}) {
@@ -134,12 +206,12 @@ module attributes {transform.with_named_sequence} {
 
   // Once every op is vectorised, on every function: contractions recovered
   // from vectorize's broadcasts + multi_reduction, alias ops folded (without
-  // this, hoisting silently does nothing on transfers through subviews),
-  // the matmul accumulators hoisted out of their K loops where upstream
-  // allows it, then contractions lowered to outer products (the "dot"
-  // strategy gives horizontal reductions and spills) and transfers to 1-D.
-  transform.named_sequence @hkt_lower_vectors(
-      %funcs: !transform.any_op {transform.consumed}) {
+  // this, hoisting silently does nothing on transfers through subviews).
+  // hkt-cpu-codegen then runs hkt-hoist-vector-accumulators (the matmul
+  // accumulators out of their K loops, through views), then
+  // @hkt_lower_vectors.
+  transform.named_sequence @hkt_prepare_vectors(
+      %funcs: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %funcs {
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.transfer_permutation_patterns
@@ -147,6 +219,14 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     transform.apply_cse to %funcs : !transform.any_op
+    transform.yield
+  }
+
+  // Upstream hoisting where it applies (the pass's hoisting has done the
+  // rest), then contractions lowered to outer products (the "dot" strategy
+  // gives horizontal reductions and spills) and transfers to 1-D.
+  transform.named_sequence @hkt_lower_vectors(
+      %funcs: !transform.any_op {transform.consumed}) {
     %hoisted = transform.structured.hoist_redundant_vector_transfers %funcs
         : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %hoisted {

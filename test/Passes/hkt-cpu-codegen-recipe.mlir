@@ -35,6 +35,8 @@ module attributes {transform.with_named_sequence} {
       %regM: !transform.param<i64> {transform.readonly},
       %regN: !transform.param<i64> {transform.readonly},
       %regK: !transform.param<i64> {transform.readonly})
+  transform.named_sequence @hkt_prepare_vectors(
+      %funcs: !transform.any_op {transform.readonly})
   transform.named_sequence @hkt_lower_vectors(
       %funcs: !transform.any_op {transform.consumed})
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -53,6 +55,8 @@ module attributes {transform.with_named_sequence} {
            !transform.param<i64>) -> ()
     %funcs = transform.structured.match ops{["func.func"]} in %root
         : (!transform.any_op) -> !transform.any_op
+    transform.include @hkt_prepare_vectors failures(propagate) (%funcs)
+        : (!transform.any_op) -> ()
     transform.include @hkt_lower_vectors failures(propagate) (%funcs)
         : (!transform.any_op) -> ()
     transform.yield
@@ -87,6 +91,8 @@ module attributes {transform.with_named_sequence} {
       %regM: !transform.param<i64> {transform.readonly},
       %regN: !transform.param<i64> {transform.readonly},
       %regK: !transform.param<i64> {transform.readonly})
+  transform.named_sequence @hkt_prepare_vectors(
+      %funcs: !transform.any_op {transform.readonly})
   transform.named_sequence @hkt_lower_vectors(
       %funcs: !transform.any_op {transform.consumed})
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -100,6 +106,8 @@ module attributes {transform.with_named_sequence} {
            !transform.param<i64>) -> ()
     %funcs = transform.structured.match ops{["func.func"]} in %root
         : (!transform.any_op) -> !transform.any_op
+    transform.include @hkt_prepare_vectors failures(propagate) (%funcs)
+        : (!transform.any_op) -> ()
     transform.include @hkt_lower_vectors failures(propagate) (%funcs)
         : (!transform.any_op) -> ()
     transform.yield
@@ -140,6 +148,8 @@ module attributes {transform.with_named_sequence} {
       %inner: !transform.param<i64> {transform.readonly})
   transform.named_sequence @hkt_whole(
       %op: !transform.any_op {transform.consumed})
+  transform.named_sequence @hkt_prepare_vectors(
+      %funcs: !transform.any_op {transform.readonly})
   transform.named_sequence @hkt_lower_vectors(
       %funcs: !transform.any_op {transform.consumed})
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -154,6 +164,8 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> ()
     %funcs = transform.structured.match ops{["func.func"]} in %root
         : (!transform.any_op) -> !transform.any_op
+    transform.include @hkt_prepare_vectors failures(propagate) (%funcs)
+        : (!transform.any_op) -> ()
     transform.include @hkt_lower_vectors failures(propagate) (%funcs)
         : (!transform.any_op) -> ()
     transform.yield
@@ -191,6 +203,8 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @hkt_rows_2d(
       %op: !transform.any_op {transform.consumed},
       %inner: !transform.param<i64> {transform.readonly})
+  transform.named_sequence @hkt_prepare_vectors(
+      %funcs: !transform.any_op {transform.readonly})
   transform.named_sequence @hkt_lower_vectors(
       %funcs: !transform.any_op {transform.consumed})
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -206,8 +220,50 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op, !transform.param<i64>) -> ()
     %funcs = transform.structured.match ops{["func.func"]} in %root
         : (!transform.any_op) -> !transform.any_op
+    transform.include @hkt_prepare_vectors failures(propagate) (%funcs)
+        : (!transform.any_op) -> ()
     transform.include @hkt_lower_vectors failures(propagate) (%funcs)
         : (!transform.any_op) -> ()
+    transform.yield
+  }
+}
+
+// -----
+
+// @hkt_gemm_split: 64-row blocks whose rows are not a multiple of the
+// register tile's: rows 0-59 in 6 x 16 tiles, 60-63 in 4 x 16 ones, each
+// accumulator carried across K.
+// CHECK-LABEL: func.func @gemm_split
+// CHECK: scf.forall (%{{.+}}) in (2)
+// CHECK: scf.for %{{.+}} = %c0 to %c60 step %c6
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<6x16xf32>)
+// CHECK-COUNT-24: vector.fma {{.*}} : vector<16xf32>
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<4x16xf32>)
+// CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK: return
+func.func @gemm_split(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<128x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x32xf32>) outs(%c : memref<128x32xf32>)
+  return
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @hkt_gemm_split(%mm: !transform.any_op {transform.consumed}, %rows: !transform.param<i64> {transform.readonly}, %cacheN: !transform.param<i64> {transform.readonly}, %cacheK: !transform.param<i64> {transform.readonly}, %regM: !transform.param<i64> {transform.readonly}, %regN: !transform.param<i64> {transform.readonly}, %regK: !transform.param<i64> {transform.readonly}, %split: !transform.param<i64> {transform.readonly}, %regM2: !transform.param<i64> {transform.readonly})
+  transform.named_sequence @hkt_prepare_vectors(%funcs: !transform.any_op {transform.readonly})
+  transform.named_sequence @hkt_lower_vectors(%funcs: !transform.any_op {transform.consumed})
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    %rows = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %cacheN = transform.param.constant 32 : i64 -> !transform.param<i64>
+    %cacheK = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %regM = transform.param.constant 6 : i64 -> !transform.param<i64>
+    %regN = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %regK = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %split = transform.param.constant 60 : i64 -> !transform.param<i64>
+    %regM2 = transform.param.constant 4 : i64 -> !transform.param<i64>
+    transform.include @hkt_gemm_split failures(propagate) (%mm, %rows, %cacheN, %cacheK, %regM, %regN, %regK, %split, %regM2) : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.include @hkt_prepare_vectors failures(propagate) (%funcs) : (!transform.any_op) -> ()
+    transform.include @hkt_lower_vectors failures(propagate) (%funcs) : (!transform.any_op) -> ()
     transform.yield
   }
 }

@@ -2,19 +2,24 @@
 // RUN: hkt-opt %s --hkt-cpu-codegen=vector-bits=512 | FileCheck %s --check-prefix=AVX512
 
 // A whole matmul (a projection): threads over 64-row blocks, column panels
-// of 16 (two AVX2 vectors) outside 4-row register tiles, the 4 x 16
-// accumulator carried in registers across K in steps of 4 outer products.
+// of 16 (two AVX2 vectors); in each panel rows 0-59 in 6-row register tiles
+// (12 accumulators), rows 60-63 in one 4-row tile; each accumulator carried
+// in registers across K in steps of 4 outer products.
 // CHECK-LABEL: func.func @projection
 // CHECK: scf.forall (%[[T:.+]]) in (2)
 // CHECK: scf.for %[[N:.+]] = %{{.+}} to %{{.+}} step %c16
-// CHECK-NEXT: scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %c4
-// CHECK: %[[ACC:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[N]]]{{.*}} : memref<128x32xf32>, vector<4x16xf32>
-// CHECK-NEXT: %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4 iter_args(%{{.+}} = %[[ACC]]) -> (vector<4x16xf32>)
-// CHECK: vector.transfer_read {{.*}} : memref<128x64xf32>, vector<4x4xf32>
+// CHECK-NEXT: scf.for %[[M:.+]] = %{{.+}} to %c60 step %c6
+// CHECK: %[[ACC:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[N]]]{{.*}} : memref<128x32xf32>, vector<6x16xf32>
+// CHECK-NEXT: %[[R:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4 iter_args(%{{.+}} = %[[ACC]]) -> (vector<6x16xf32>)
+// CHECK: vector.transfer_read {{.*}} : memref<128x64xf32>, vector<6x4xf32>
 // CHECK: vector.transfer_read {{.*}} : memref<64x32xf32>, vector<4x16xf32>
+// CHECK-COUNT-24: vector.fma {{.*}} : vector<16xf32>
+// CHECK: scf.yield %{{.+}} : vector<6x16xf32>
+// CHECK: vector.transfer_write %[[R]], {{.*}} : vector<6x16xf32>, memref<128x32xf32>
+// CHECK: scf.for %[[N2:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: %[[ACC2:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[N2]]]{{.*}} : memref<128x32xf32>, vector<4x16xf32>
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4 iter_args(%{{.+}} = %[[ACC2]]) -> (vector<4x16xf32>)
 // CHECK-COUNT-16: vector.fma {{.*}} : vector<16xf32>
-// CHECK: scf.yield %{{.+}} : vector<4x16xf32>
-// CHECK: vector.transfer_write %[[R]], {{.*}} : vector<4x16xf32>, memref<128x32xf32>
 // CHECK-NOT: linalg.matmul
 // With AVX-512: 8 rows x 32 columns.
 // AVX512-LABEL: func.func @projection
@@ -27,7 +32,7 @@ func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<
 }
 
 // Ops inside a loop nest (attention tiles): the matmul gets register tiles
-// only (no threads); a 3-D op read along its innermost loop is vectorised
+// only (no threads; 8 rows: two 4-row tiles rather than 6 + 2); a 3-D op read along its innermost loop is vectorised
 // one row at a time, with exp as a polynomial (no expf call); a 3-D
 // broadcast along the innermost loop is left as it is.
 // CHECK-LABEL: func.func @tile_ops
@@ -120,5 +125,27 @@ func.func @reshaped_view(%a: memref<64x256xf32>, %out: memref<1x64x256xf32>) {
     %e = math.exp %in : f32
     linalg.yield %e : f32
   }
+  return
+}
+
+// A right operand whose rows lie 1 KiB apart (256 floats) is copied into
+// rows of 272 (one cache line more) before the matmul reads it, and the
+// copy freed after it; one whose rows are 128 bytes apart is not.
+// CHECK-LABEL: func.func @padded_rows
+// CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x272xf32>
+// CHECK: scf.forall
+// CHECK: memref.subview %[[P]]
+// CHECK: linalg.copy ins(%{{.+}} : memref<{{.+}}strided<[256, 1]{{.*}}>) outs(%{{.+}} : memref<{{.+}}strided<[272, 1]{{.*}}>)
+// CHECK: vector.transfer_read %[[P]]
+// CHECK: memref.dealloc %[[P]] : memref<64x272xf32>
+// CHECK-LABEL: func.func @unpadded_rows
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @padded_rows(%a: memref<256x64xf32>, %b: memref<64x256xf32>, %c: memref<256x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x256xf32>) outs(%c : memref<256x256xf32>)
+  return
+}
+func.func @unpadded_rows(%a: memref<256x64xf32>, %b: memref<64x32xf32>, %c: memref<256x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x32xf32>) outs(%c : memref<256x32xf32>)
   return
 }
