@@ -40,11 +40,12 @@ Value viewRoot(Value v) {
 }
 
 /// A buffer no other buffer overlaps: an allocation, a global, or an
-/// argument of a function. Arguments count because nothing passes one
-/// buffer twice where one of the two is written: the runtime gives every
-/// argument of an entry its own buffer (docs/module-format.md), and at the
-/// calls inside a module one-shot bufferization copies a buffer that would
-/// be written through one argument and read through another.
+/// argument of a function. Arguments count because a hoisted pair writes its
+/// buffer, and a written argument overlaps no other: the module format
+/// promises it at entries (docs/module-format.md, "Aliasing"; the runtime
+/// checks it), and at calls inside a module one-shot bufferization copies a
+/// buffer that would be written through one argument and read through
+/// another.
 bool isDistinctBuffer(Value root) {
   if (auto arg = dyn_cast<BlockArgument>(root))
     return isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&

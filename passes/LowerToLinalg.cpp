@@ -66,6 +66,20 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x) {
                                          {{0}, {1}, {2, 3}});
 }
 
+/// A C x K tap weight as K x C, so that a convolution whose channel loop is
+/// innermost reads every operand along it (then hkt-cpu-codegen vectorises
+/// it by rows).
+Value tapsMajor(OpBuilder &b, Location loc, Value w) {
+  RankedTensorType t = tensorType(w);
+  auto type = RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)},
+                                    t.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  return linalg::TransposeOp::create(b, loc, w, init,
+                                     ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
 /// SPEC 1: out[b,t,c] = bias[c] + sum_m w[c,m] * x[b, s*t - m, c].
 struct LowerDownsample : OpRewritePattern<DownsampleOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -78,7 +92,7 @@ struct LowerDownsample : OpRewritePattern<DownsampleOp> {
     Value xp = padSequenceLeft(rw, loc, op.getInput(), k - 1);
 
     AffineExpr b, t, c, m;
-    bindDims(ctx, b, t, c, m);
+    bindDims(ctx, b, t, c);
     Type resultType = op.getType();
     // Start from the bias broadcast over (b, t), then accumulate the taps.
     Value biased =
@@ -90,11 +104,14 @@ struct LowerDownsample : OpRewritePattern<DownsampleOp> {
               linalg::YieldOp::create(nb, l, args[0]);
             })
             .getResult(0);
+    // Loops (b, t, m, c): the channels innermost.
+    bindDims(ctx, b, t, m, c);
     auto conv = linalg::GenericOp::create(
-        rw, loc, resultType, ValueRange{xp, op.getWeight()}, ValueRange{biased},
-        {indexingMap(4, {b, t * s + (k - 1) - m, c}, ctx), indexingMap(4, {c, m}, ctx),
-         indexingMap(4, {b, t, c}, ctx)},
-        {kPar, kPar, kPar, kRed},
+        rw, loc, resultType, ValueRange{xp, tapsMajor(rw, loc, op.getWeight())},
+        ValueRange{biased},
+        {indexingMap(4, {b, t * s + (k - 1) - m, c}, ctx),
+         indexingMap(4, {m, c}, ctx), indexingMap(4, {b, t, c}, ctx)},
+        {kPar, kPar, kRed, kPar},
         [](OpBuilder &nb, Location l, ValueRange args) {
           Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
           Value sum = arith::AddFOp::create(nb, l, args[2], prod);
@@ -284,15 +301,16 @@ struct LowerHybrid : OpRewritePattern<HybridOp> {
     int64_t headDim = type.getDimSize(2) / heads;
     Value vp = padSequenceLeft(rw, loc, op.getValue(), kc - 1);
 
+    // Loops (b, i, m, c): the channels innermost.
     AffineExpr b, i, c, m;
-    bindDims(ctx, b, i, c, m);
+    bindDims(ctx, b, i, m, c);
     Value conv =
         linalg::GenericOp::create(
-            rw, loc, type, ValueRange{vp, op.getConvU()},
+            rw, loc, type, ValueRange{vp, tapsMajor(rw, loc, op.getConvU())},
             ValueRange{zeros(rw, loc, type)},
-            {indexingMap(4, {b, i + (kc - 1) - m, c}, ctx), indexingMap(4, {c, m}, ctx),
-             indexingMap(4, {b, i, c}, ctx)},
-            {kPar, kPar, kPar, kRed},
+            {indexingMap(4, {b, i + (kc - 1) - m, c}, ctx),
+             indexingMap(4, {m, c}, ctx), indexingMap(4, {b, i, c}, ctx)},
+            {kPar, kPar, kRed, kPar},
             [](OpBuilder &nb, Location l, ValueRange args) {
               Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
               linalg::YieldOp::create(
@@ -302,18 +320,35 @@ struct LowerHybrid : OpRewritePattern<HybridOp> {
             .getResult(0);
 
     Value one = constantFloat(rw, loc, elt, 1.0);
+    // beta = 1 / (1 + exp(-gamma)) once per channel (D values), so that the
+    // mix reads every operand along the channels.
+    int64_t dim = type.getDimSize(2);
+    auto channels = RankedTensorType::get({dim}, elt);
+    AffineExpr ch = getAffineDimExpr(0, ctx);
+    Value beta =
+        linalg::GenericOp::create(
+            rw, loc, channels, ValueRange{op.getGamma()},
+            ValueRange{tensor::EmptyOp::create(rw, loc, channels.getShape(), elt)},
+            {indexingMap(1, {ch.floorDiv(headDim)}, ctx), indexingMap(1, {ch}, ctx)},
+            {kPar},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value negGamma = arith::NegFOp::create(nb, l, args[0]);
+              Value denom = arith::AddFOp::create(
+                  nb, l, one, math::ExpOp::create(nb, l, negGamma));
+              linalg::YieldOp::create(
+                  nb, l, arith::DivFOp::create(nb, l, one, denom).getResult());
+            })
+            .getResult(0);
+    bindDims(ctx, b, i, c);
     auto mix = linalg::GenericOp::create(
-        rw, loc, type, ValueRange{op.getAttn(), conv, op.getGamma()},
+        rw, loc, type, ValueRange{op.getAttn(), conv, beta},
         ValueRange{op.getInit()},
         {indexingMap(3, {b, i, c}, ctx), indexingMap(3, {b, i, c}, ctx),
-         indexingMap(3, {c.floorDiv(headDim)}, ctx), indexingMap(3, {b, i, c}, ctx)},
+         indexingMap(3, {c}, ctx), indexingMap(3, {b, i, c}, ctx)},
         {kPar, kPar, kPar},
         [&](OpBuilder &nb, Location l, ValueRange args) {
-          // beta = 1 / (1 + exp(-gamma)); out = conv + beta * (attn - conv).
-          Value negGamma = arith::NegFOp::create(nb, l, args[2]);
-          Value denom = arith::AddFOp::create(
-              nb, l, one, math::ExpOp::create(nb, l, negGamma));
-          Value beta = arith::DivFOp::create(nb, l, one, denom);
+          // out = conv + beta * (attn - conv).
+          Value beta = args[2];
           Value diff = arith::SubFOp::create(nb, l, args[0], args[1]);
           Value mixed = arith::AddFOp::create(
               nb, l, args[1], arith::MulFOp::create(nb, l, beta, diff));
