@@ -25,18 +25,21 @@ struct CpuTuning {
   /// Register tile rows (M); the tile is regRows x regVectors vectors of
   /// accumulators. It must leave registers for the operands: tiles of more
   /// than ~16 accumulators (16 x 32, 8 x 64 with AVX-512) spill and gave
-  /// 100-140 GFLOP/s instead of ~250 (TOOLCHAIN.md).
+  /// 100-140 GFLOP/s instead of ~250 (TOOLCHAIN.md). Rows that it does not
+  /// divide (64-row blocks and 6-row tiles) are split: the last ones get a
+  /// register tile of their own height (hkt_gemm_split).
   int64_t regRows;
 
   /// Register tile columns in vectors (N = regVectors x lanes; the pass
   /// falls back to one vector when N is not a multiple of two).
   int64_t regVectors = 2;
 
-  /// K step of a register tile: the accumulator is loaded and stored once
-  /// per regK outer products, and LLVM keeps it in registers across them
-  /// where upstream hoisting refuses. 1 -> 4 took a 4096 x 512 x 512
-  /// projection from ~60 to ~125 GFLOP/s on AVX2; 8 and 16 were slower
-  /// again (docs/performance.md, step 1).
+  /// K step of a register tile (outer products per iteration of its K
+  /// loop). Before hkt-hoist-vector-accumulators the accumulator was loaded
+  /// and stored once per step; 1 -> 4 then took a 4096 x 512 x 512
+  /// projection from ~60 to ~125 GFLOP/s on AVX2, 8 and 16 were slower
+  /// (docs/performance.md, step 1). Now the accumulator stays in registers
+  /// across K and the step only unrolls; not re-measured.
   int64_t regK = 4;
 
   /// Rows of a whole matmul per thread block (scf.forall). TOOLCHAIN.md's

@@ -358,10 +358,15 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
     - `@hkt_gemm`, a whole `linalg.matmul`: an `scf.forall` over 64-row
       blocks (threads), cache tiles [N 512, K 256] with the K loop outside
       N, a register tile of 8 rows x 2 vectors (16 accumulators; 8 x 32 f32
-      with AVX-512) or 4 rows x 2 vectors with narrower registers, visited
-      column panel by column panel, K step 4, vectorised;
-    - `@hkt_tile_gemm`, a matmul inside a loop nest (attention tiles):
-      register tiles only;
+      with AVX-512) or 6 rows x 2 vectors with 16 registers (12
+      accumulators, 6 x 16 with AVX2), visited column panel by column
+      panel, K step 4, vectorised; `@hkt_gemm_split` when the register
+      tile's rows do not divide the block's (64 = 60 rows of 6-row tiles +
+      one 4-row tile). A right operand whose rows lie a multiple of 1 KiB
+      apart is first copied into rows one cache line longer (the panel a
+      register tile streams otherwise maps onto two L1 sets);
+    - `@hkt_tile_gemm` (`@hkt_tile_gemm_split`), a matmul inside a loop
+      nest (attention tiles): register tiles only;
     - `@hkt_rows_<rank>d`, the small elementwise and row ops of the tiles
       (up to any rank the library has, when every operand is read along
       the innermost loop): one row at a time; `@hkt_whole`, 1-D ops;
@@ -371,9 +376,11 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
       them (generics and fills whose rows are contiguous in every operand)
       are then vectorised row by row, the others (convolutions, transposes,
       copies) keep their scalar bodies;
-    - `@hkt_lower_vectors` on every function: the outer-product contraction
-      lowering, hoisting of the accumulator across K where upstream hoisting
-      applies, transfers lowered to 1-D.
+    - `@hkt_prepare_vectors` on every function (contractions recovered,
+      alias ops folded), then `hkt-hoist-vector-accumulators` (every
+      register tile's accumulator carried in registers across K, through
+      views), then `@hkt_lower_vectors`: the outer-product contraction
+      lowering, transfers lowered to 1-D.
 
     Then exp becomes a polynomial and vector add reductions are reassociated.
 

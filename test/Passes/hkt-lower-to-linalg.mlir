@@ -1,18 +1,21 @@
 // RUN: hkt-opt %s --split-input-file --hkt-lower-to-linalg --verify-diagnostics | FileCheck %s
 
 // SPEC 1: causal left padding by k-1 = 2, bias broadcast, then the taps as an
-// affine access xp[b, 2*t + 2 - m, c].
+// affine access xp[b, 2*t + 2 - m, c], the channels innermost (loops b, t,
+// m, c) and the weight taps-major (K x C), so every operand is read along
+// the channels.
 // CHECK-DAG: #[[$BIAS:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-DAG: #[[$ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[$TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 - d3 + 2, d2)>
+// CHECK-DAG: #[[$TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 - d2 + 2, d3)>
 // CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
-// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @downsample
 // CHECK-SAME: (%[[X:.+]]: tensor<2x9x4xf32>, %[[WT:.+]]: tensor<4x3xf32>, %[[B:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<2x5x4xf32>)
 // CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x11x4xf32>)
 // CHECK: %[[XP:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 2, 0] [2, 9, 4] [1, 1, 1]
 // CHECK: %[[BB:.+]] = linalg.generic {indexing_maps = [#[[$BIAS]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[B]] : tensor<4xf32>) outs(%[[I]] : tensor<2x5x4xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[$TAP]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XP]], %[[WT]] : tensor<2x11x4xf32>, tensor<4x3xf32>) outs(%[[BB]] : tensor<2x5x4xf32>)
+// CHECK: %[[WK:.+]] = linalg.transpose ins(%[[WT]] : tensor<4x3xf32>) outs(%{{.+}} : tensor<3x4xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[$TAP]], #[[$W]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[XP]], %[[WK]] : tensor<2x11x4xf32>, tensor<3x4xf32>) outs(%[[BB]] : tensor<2x5x4xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK-NOT: hkt.
@@ -114,17 +117,23 @@ func.func @attend(%p: tensor<1x2x3x3xf32>, %v: tensor<1x3x4xf32>, %i: tensor<1x3
 
 // -----
 
-// SPEC 7: causal depthwise convolution (left padding kc-1 = 1), then the
-// sigmoid mix; gamma is indexed by head c floordiv d.
-// CHECK-DAG: #[[$TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 - d3 + 1, d2)>
-// CHECK-DAG: #[[$HEAD:.+]] = affine_map<(d0, d1, d2) -> (d2 floordiv 2)>
+// SPEC 7: causal depthwise convolution (left padding kc-1 = 1, channels
+// innermost, taps-major weights), sigmoid(gamma) once per channel (gamma is
+// indexed by head c floordiv d), then the mix along the channels.
+// CHECK-DAG: #[[$TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 - d2 + 1, d3)>
+// CHECK-DAG: #[[$HEAD:.+]] = affine_map<(d0) -> (d0 floordiv 2)>
+// CHECK-DAG: #[[$CH:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-LABEL: func.func @hybrid
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 1, 0] [1, 3, 4] [1, 1, 1] : tensor<1x3x4xf32> into tensor<1x4x4xf32>
-// CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[$TAP]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[$HEAD]], #{{.+}}], {{.*}} ins(%{{.+}}, %[[CONV]], %{{.+}} : tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<2xf32>)
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<4x2xf32>) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: %[[CONV:.+]] = linalg.generic {indexing_maps = [#[[$TAP]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+// CHECK: %[[BETA:.+]] = linalg.generic {indexing_maps = [#[[$HEAD]], #{{.+}}], iterator_types = ["parallel"]} ins(%{{.+}} : tensor<2xf32>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.divf
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[$CH]], #{{.+}}], {{.*}} ins(%{{.+}}, %[[CONV]], %[[BETA]] : tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<4xf32>)
+// CHECK: arith.subf
+// CHECK: arith.mulf
 func.func @hybrid(%a: tensor<1x3x4xf32>, %v: tensor<1x3x4xf32>, %u: tensor<4x2xf32>, %g: tensor<2xf32>, %i: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
   %o = hkt.hybrid ins(%a, %v, %u, %g : tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<4x2xf32>, tensor<2xf32>) outs(%i : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
   return %o : tensor<1x3x4xf32>
