@@ -369,11 +369,7 @@ void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
     auto out = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
     if (!type || !out || !type.hasStaticShape() || !out.hasStaticShape() ||
         !type.getElementType().isF32() || out.getDimSize(0) < minRows ||
-        mm.getIndexingMapsArray()[1] !=
-            AffineMap::get(3, 0,
-                           {getAffineDimExpr(2, mm.getContext()),
-                            getAffineDimExpr(1, mm.getContext())},
-                           mm.getContext())) // B (k, n), not transposed
+        mm.hasUserDefinedMaps()) // B read as (k, n), not transposed
       continue;
     SmallVector<int64_t> strides;
     int64_t offset;

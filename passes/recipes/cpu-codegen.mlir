@@ -25,9 +25,10 @@ module attributes {transform.with_named_sequence} {
 
   // A whole matmul (a projection, outside any loop nest): an scf.forall over
   // blocks of `rows` rows (threads), cache tiles [N cacheN, K cacheK] with
-  // the K loop outside N, then register tiles regM x regN with K steps of
-  // regK, visited column panel by column panel (the K x regN panel of the
-  // right operand stays in L1 across the rows); vectorised.
+  // the K loop outside N (@hkt_gemm_blocks), then register tiles regM x regN
+  // with K steps of regK, visited column panel by column panel (the K x regN
+  // panel of the right operand stays in L1 across the rows); vectorised
+  // (@hkt_gemm_registers).
   transform.named_sequence @hkt_gemm(
       %mm: !transform.any_op {transform.consumed},
       %rows: !transform.param<i64> {transform.readonly},
@@ -36,6 +37,58 @@ module attributes {transform.with_named_sequence} {
       %regM: !transform.param<i64> {transform.readonly},
       %regN: !transform.param<i64> {transform.readonly},
       %regK: !transform.param<i64> {transform.readonly}) {
+    %cache = transform.include @hkt_gemm_blocks failures(propagate)
+        (%mm, %rows, %cacheN, %cacheK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> !transform.any_op
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%cache, %regM, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // @hkt_gemm when the rows of a thread block are not a multiple of the
+  // register tile's: the block's rows are split after `split` (a multiple
+  // of regM), the rest taking register tiles of regM2 rows. 12-accumulator
+  // tiles (6 x 16 with AVX2) do not divide 64-row blocks.
+  transform.named_sequence @hkt_gemm_split(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly},
+      %split: !transform.param<i64> {transform.readonly},
+      %regM2: !transform.param<i64> {transform.readonly}) {
+    %cache = transform.include @hkt_gemm_blocks failures(propagate)
+        (%mm, %rows, %cacheN, %cacheK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> !transform.any_op
+    %parts = transform.structured.split %cache after %split { dimension = 0 }
+        : !transform.any_op, !transform.param<i64>
+    %main, %rest = transform.split_handle %parts
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%main, %regM, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%rest, %regM2, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The thread blocks and cache tiles of a whole matmul; returns the matmul
+  // of one cache tile.
+  transform.named_sequence @hkt_gemm_blocks(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly})
+      -> !transform.any_op {
     %block, %forall = transform.structured.tile_using_forall %mm
         tile_sizes [%rows, 0, 0]
         : (!transform.any_op, !transform.param<i64>)
@@ -44,6 +97,15 @@ module attributes {transform.with_named_sequence} {
         tile_sizes [0, %cacheN, %cacheK] interchange = [0, 2, 1]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield %cache : !transform.any_op
+  }
+
+  // Register tiles of a cache tile, column panels outside rows; vectorised.
+  transform.named_sequence @hkt_gemm_registers(
+      %cache: !transform.any_op {transform.consumed},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly}) {
     %reg, %regLoops:3 = transform.structured.tile_using_for %cache
         tile_sizes [%regM, %regN, %regK] interchange = [1, 0, 2]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
@@ -71,49 +133,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // @hkt_gemm when the rows of a thread block are not a multiple of the
-  // register tile's: the block's rows are split after `split` (a multiple
-  // of regM), the rest taking register tiles of regM2 rows. 12-accumulator
-  // tiles (6 x 16 with AVX2) do not divide 64-row blocks.
-  transform.named_sequence @hkt_gemm_split(
-      %mm: !transform.any_op {transform.consumed},
-      %rows: !transform.param<i64> {transform.readonly},
-      %cacheN: !transform.param<i64> {transform.readonly},
-      %cacheK: !transform.param<i64> {transform.readonly},
-      %regM: !transform.param<i64> {transform.readonly},
-      %regN: !transform.param<i64> {transform.readonly},
-      %regK: !transform.param<i64> {transform.readonly},
-      %split: !transform.param<i64> {transform.readonly},
-      %regM2: !transform.param<i64> {transform.readonly}) {
-    %block, %forall = transform.structured.tile_using_forall %mm
-        tile_sizes [%rows, 0, 0]
-        : (!transform.any_op, !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op)
-    %cache, %loopK, %loopN = transform.structured.tile_using_for %block
-        tile_sizes [0, %cacheN, %cacheK] interchange = [0, 2, 1]
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %parts = transform.structured.split %cache after %split { dimension = 0 }
-        : !transform.any_op, !transform.param<i64>
-    %main, %rest = transform.split_handle %parts
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %reg, %regLoops:3 = transform.structured.tile_using_for %main
-        tile_sizes [%regM, %regN, %regK] interchange = [1, 0, 2]
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op)
-    transform.structured.vectorize %reg : !transform.any_op
-    %reg2, %regLoops2:3 = transform.structured.tile_using_for %rest
-        tile_sizes [%regM2, %regN, %regK] interchange = [1, 0, 2]
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op)
-    transform.structured.vectorize %reg2 : !transform.any_op
-    transform.yield
-  }
-
   // @hkt_tile_gemm with the rows split after `split` as in @hkt_gemm_split.
   transform.named_sequence @hkt_tile_gemm_split(
       %mm: !transform.any_op {transform.consumed},
@@ -126,20 +145,14 @@ module attributes {transform.with_named_sequence} {
         : !transform.any_op, !transform.param<i64>
     %main, %rest = transform.split_handle %parts
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %reg, %loops:3 = transform.structured.tile_using_for %main
-        tile_sizes [%regM, %regN, %regK]
+    transform.include @hkt_tile_gemm failures(propagate)
+        (%main, %regM, %regN, %regK)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op)
-    transform.structured.vectorize %reg : !transform.any_op
-    %reg2, %loops2:3 = transform.structured.tile_using_for %rest
-        tile_sizes [%regM2, %regN, %regK]
+           !transform.param<i64>) -> ()
+    transform.include @hkt_tile_gemm failures(propagate)
+        (%rest, %regM2, %regN, %regK)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op)
-    transform.structured.vectorize %reg2 : !transform.any_op
+           !transform.param<i64>) -> ()
     transform.yield
   }
 
