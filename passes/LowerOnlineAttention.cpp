@@ -26,6 +26,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
 #include <numeric>
 
 namespace mlir::hkt {
@@ -587,8 +588,12 @@ OnlineAttentionBackwardOp BackwardLowering::padToWholeTiles() {
   auto pad = [&](Value v, unsigned dim, int64_t size) {
     return padHigh(rw, loc, v, dim, size, zero);
   };
-  // Padded query rows have dout = 0 and delta = 0, so dS = 0 there: they add
-  // nothing to any gradient.
+  // Padded query rows must add nothing to any gradient: dout = 0 and delta =
+  // 0 there, and lse = +inf makes their probabilities exp(S - lse) exactly 0.
+  // A finite pad would not do: a padded row's coarse-level scores are real
+  // (row i >= T shares its level-l query floor(i / f) with real rows), so
+  // exp(S - 0) overflows on sharp attention and inf * 0 turns dV, dS and
+  // every gradient downstream into NaN.
   SmallVector<Value> q, k, dq, dk;
   for (auto [l, f] : llvm::enumerate(factors)) {
     q.push_back(pad(op.getQueries()[l], 1, tqPad / f));
@@ -601,7 +606,9 @@ OnlineAttentionBackwardOp BackwardLowering::padToWholeTiles() {
   return OnlineAttentionBackwardOp::create(
       rw, loc, ValueRange(dq).getTypes(), ValueRange(dk).getTypes(),
       dv.getType(), q, k, pad(op.getValue(), 1, tkPad),
-      pad(op.getDout(), 1, tqPad), pad(op.getLse(), 2, tqPad),
+      pad(op.getDout(), 1, tqPad),
+      padHigh(rw, loc, op.getLse(), 2, tqPad,
+              floatConstant(rw, loc, elt, std::numeric_limits<double>::infinity())),
       pad(op.getDelta(), 2, tqPad), keyLengths, /*query_offset=*/Value(),
       /*key_offset=*/Value(), dq, dk, dv, op.getFactorsAttr(),
       op.getCausalAttr());

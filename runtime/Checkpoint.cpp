@@ -23,6 +23,17 @@ std::string Checkpoint::meta(const std::string &key) const {
   return it == metadata.end() ? std::string() : it->second;
 }
 
+bool hkt::runtime::isOptimizerState(const std::string &name) {
+  return name.rfind(checkpoint::kFirstMoment, 0) == 0 ||
+         name.rfind(checkpoint::kSecondMoment, 0) == 0;
+}
+
+bool hkt::runtime::isCheckpointMetadata(
+    const std::map<std::string, std::string> &metadata) {
+  auto it = metadata.find(checkpoint::kFormat);
+  return it != metadata.end() && it->second == checkpoint::kFormatName;
+}
+
 Expected<Checkpoint> hkt::runtime::readCheckpoint(const std::string &path) {
   Expected<SafeTensorsFile> file = readSafeTensors(path);
   if (!file)

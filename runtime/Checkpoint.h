@@ -33,7 +33,18 @@ inline constexpr const char *kFormat = "format";
 inline constexpr const char *kFormatName = "hkt-checkpoint";
 inline constexpr const char *kModel = "model";
 inline constexpr const char *kStep = "step";
+/// Name prefixes of the AdamW moments: `adam.m.<param>`, `adam.v.<param>`.
+inline constexpr const char *kFirstMoment = "adam.m.";
+inline constexpr const char *kSecondMoment = "adam.v.";
 } // namespace checkpoint
+
+/// True for the name of a checkpoint's optimizer state (an AdamW moment):
+/// the checkpoint's own, never a model parameter.
+bool isOptimizerState(const std::string &name);
+
+/// True when safetensors metadata marks a file writeCheckpoint wrote (a
+/// checkpoint, or a weight file from `hkt-run init` / `export`).
+bool isCheckpointMetadata(const std::map<std::string, std::string> &metadata);
 
 struct Checkpoint {
   std::map<std::string, Tensor> tensors;

@@ -14,11 +14,16 @@ Usage (PyTorch is not a dependency of this project; docs/performance.md
 says how it was installed):
 
   /opt/torch-venv/bin/python scripts/torch_train.py --config MODEL.json \
-      --batch 32 --steps 10 --threads 2
+      --batch 32 --steps 10 --threads 2 [--lr 1e-3]
+
+It also says whether every step's loss was finite (losses_finite) and the
+largest loss: at a high --lr, whether float32 PyTorch stays finite where
+`hkt-run train` is asked to (test/Tools/train-sharp.test).
 """
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -96,15 +101,17 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=1e-3,
+                    help="AdamW learning rate (hkt-run train --lr)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     with open(args.config) as f:
         cfg = json.load(f)
     p = make_params(cfg)
-    opt = torch.optim.AdamW(leaves(p), lr=1e-3, weight_decay=0.01)
+    opt = torch.optim.AdamW(leaves(p), lr=args.lr, weight_decay=0.01)
     g = torch.Generator().manual_seed(1)
     B, T = args.batch, cfg["max_len"]
-    times = []
+    times, losses = [], []
     for step in range(args.steps + 1):
         lengths = torch.randint(T // 2, T + 1, (B,), generator=g)
         tokens = torch.randint(1, cfg["vocab"], (B, T), generator=g)
@@ -116,6 +123,7 @@ def main():
         loss = loss_fn(p, cfg, tokens, labels)
         loss.backward()
         opt.step()
+        losses.append(loss.item())
         if step > 0:  # the first step warms up
             times.append(time.perf_counter() - start)
     median = statistics.median(times)
@@ -123,7 +131,9 @@ def main():
                       "threads": args.threads, "batch": B, "T": T,
                       "median_step_ms": 1e3 * median,
                       "examples_per_s": B / median,
-                      "loss": loss.item()}))
+                      "loss": loss.item(), "lr": args.lr,
+                      "losses_finite": all(math.isfinite(v) for v in losses),
+                      "max_loss": max(losses)}))
     return 0
 
 

@@ -57,6 +57,17 @@ TEST_F(CheckpointTest, ReadsPlainWeightFiles) {
   EXPECT_TRUE(c->metadata.empty());
 }
 
+TEST(CheckpointNames, TellOptimizerStateAndCheckpointsApart) {
+  EXPECT_TRUE(isOptimizerState("adam.m.embed"));
+  EXPECT_TRUE(isOptimizerState("adam.v.layers.0.attn.wq"));
+  EXPECT_FALSE(isOptimizerState("embed"));
+  EXPECT_FALSE(isOptimizerState("adam.embed"));
+  EXPECT_FALSE(isOptimizerState("layers.0.adam.m.w"));
+  EXPECT_TRUE(isCheckpointMetadata({{checkpoint::kFormat, "hkt-checkpoint"}}));
+  EXPECT_FALSE(isCheckpointMetadata({}));
+  EXPECT_FALSE(isCheckpointMetadata({{checkpoint::kFormat, "pt"}}));
+}
+
 TEST(CheckpointConfig, SameConfigPasses) {
   EXPECT_TRUE(checkModelConfig(kModel, "c", kModel, "m").ok());
   // Key order does not matter.

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Checkpoint.h"
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
 #include "test/Unit/TestUtil.h"
@@ -171,6 +172,55 @@ TEST_F(HktRunTest, RefusesAmbiguousOrUnknownEntries) {
   EXPECT_ERROR(
       run({module, "--entry", "mul", "--random", "1"}), 1,
       "has no entry 'mul'; its entries are: 'add', 'masked', 'sum', 'probe'");
+}
+
+TEST_F(HktRunTest, ChoosesTheEntryTheNamesFit) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  // Only 'sum' has the result s.
+  RunResult r = run({module, "--input", "x=" + path("x.npy"), "--output",
+                     "s=" + path("s.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(mentions(r.err, "entry 'sum' (the only entry that takes "
+                              "--input x, --output s)"))
+      << r.err;
+  EXPECT_EQ(readF32(path("s.npy")), (std::vector<float>{10}));
+  // 'add' and 'masked' both take x and y and give z: refused, with every
+  // entry's arguments and results.
+  EXPECT_ERROR(run({module, "--input", "x=" + path("x.npy"), "--input",
+                    "y=" + path("y.npy"), "--output", "z=" + path("z.npy")}),
+               1,
+               "has several entries; choose one with --entry: 'add', "
+               "'masked', 'sum', 'probe' (2 of them take --input x, --input "
+               "y, --output z)\n  add(x, y) -> z\n  masked(x, y, keep) -> "
+               "z\n  sum(x) -> s\n  probe(in) -> out");
+  // No entry has them all.
+  EXPECT_ERROR(run({module, "--input", "x=" + path("x.npy"), "--output",
+                    "out=" + path("o.npy")}),
+               1,
+               "has no entry that takes --input x, --output out; its entries "
+               "are:\n  add(x, y) -> z");
+}
+
+TEST_F(HktRunTest, SkipsACheckpointsOptimizerState) {
+  HKT_BUILD_TINY_MODULE_OR_SKIP(module);
+  Tensor x = makeF32({4}, {1, 1, 1, 1}), y = makeF32({4}, {2, 3, 4, 5});
+  Tensor m = makeF32({4}, {0, 0, 0, 0});
+  std::vector<std::pair<std::string, const Tensor *>> tensors = {
+      {"x", &x}, {"y", &y}, {"adam.m.x", &m}, {"adam.v.y", &m}};
+  ASSERT_TRUE(writeCheckpoint(path("c.safetensors"), tensors, {}).ok());
+  RunResult r = run({module, "--entry", "add", "--params",
+                     path("c.safetensors"), "--output", "z=" + path("z.npy")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(readF32(path("z.npy")), (std::vector<float>{3, 4, 5, 6}));
+  EXPECT_TRUE(mentions(r.err, "skipped 2 optimizer-state tensors (adam.m.*, "
+                              "adam.v.*) of the checkpoint " +
+                                  path("c.safetensors")))
+      << r.err;
+  // The same tensors in a plain weight file: adam.m.x is a misspelt name.
+  ASSERT_TRUE(writeSafeTensors(path("p.safetensors"), tensors).ok());
+  EXPECT_ERROR(run({module, "--entry", "add", "--params", path("p.safetensors"),
+                    "--output", "z=" + path("z.npy")}),
+               1, "unused tensor 'adam.m.x' in " + path("p.safetensors"));
 }
 
 TEST_F(HktRunTest, RefusesBadBindings) {

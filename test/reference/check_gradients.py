@@ -9,6 +9,7 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
   check_gradients.py --hkt-compile PATH --hkt-run PATH
                      --config JSON --workdir DIR [--pipeline NAME[,NAME...]]
                      [--lengths random|full|N,N,...] [--seed N] [--tol 1e-4]
+                     [--sharp RMS]
                      [--transform LIB.mlir --hkt-opt PATH]
                      [--tile-q N --tile-k N] [--cpu NAME]
 
@@ -36,7 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
-                         read_safetensors, run_tool, write_safetensors)
+                         read_safetensors, run_tool, sharpen_params,
+                         write_safetensors)
 from hkt_seed import pick_seed  # noqa: E402
 
 
@@ -50,6 +52,9 @@ def parse_args(argv):
     ap.add_argument("--lengths", default="random")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--sharp", type=float, metavar="RMS",
+                    help="scale wq and wk so that each level's scores have "
+                         "this root mean square (nearly one-hot softmax rows)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
     ap.add_argument("--tile-q", type=int)
@@ -74,6 +79,9 @@ def main(argv):
 
     x = rng.standard_normal((B, T, D)).astype(np.float32)
     params = R.random_params(rng, cfg, D, dtype=np.float32)
+    if args.sharp is not None:
+        head += " sharp=%g max_score=%.0f" % (
+            args.sharp, sharpen_params(x, params, cfg, args.sharp))
     lengths = make_lengths(args.lengths, rng, B, T)
     dy = rng.standard_normal((B, T, D)).astype(np.float32)
     ref = G.hkt_layer_grad(x, params, cfg, dy, lengths)
@@ -145,16 +153,23 @@ def main(argv):
             den = max(np.linalg.norm(want), floor)
             errors[name] = float(np.linalg.norm(got.astype(np.float64) - want)
                                  / den) if den > 0 else float(np.linalg.norm(got))
-        worst = max(errors, key=errors.get)
-        ok = all(np.isfinite(e) and e <= args.tol for e in errors.values())
+        worst = max(errors, key=lambda n: errors[n] if np.isfinite(errors[n])
+                    else np.inf)
+        # Non-finite values are named on their own: a NaN's error is NaN,
+        # which no tolerance catches by comparison alone.
+        nonfinite = sorted(n for n, g in got_all.items()
+                           if not np.isfinite(g).all())
+        ok = not nonfinite and all(np.isfinite(e) and e <= args.tol
+                                   for e in errors.values())
         line = "%s pipeline=%s worst=d%s rel_err=%.3g" % (
             head, pipeline, worst, errors[worst])
         if ok:
             print(line + " OK")
         else:
             failed = True
-            print(line + " FAIL (tol %g): %s" % (args.tol, " ".join(
-                "d%s=%.3g" % (n, e) for n, e in sorted(errors.items()))))
+            print(line + " FAIL (tol %g): %s%s" % (args.tol, " ".join(
+                "d%s=%.3g" % (n, e) for n, e in sorted(errors.items())),
+                "".join(" non-finite d%s" % n for n in nonfinite)))
     return 1 if failed else 0
 
 

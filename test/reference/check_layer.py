@@ -7,7 +7,7 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
   check_layer.py --hkt-compile PATH --hkt-run PATH --config JSON_OR_FILE
                  --workdir DIR [--pipeline NAME[,NAME...]] [--tiles Q,K] [--cpu NAME] [--seed N]
                  [--lengths random|full|N,N,...] [--theta-dominant L]
-                 [--gamma VALUE] [--tol 1e-4] [--special mha|conv]
+                 [--gamma VALUE] [--sharp RMS] [--tol 1e-4] [--special mha|conv]
                  [--param-prefix auto|none|PREFIX] [--timeout S] [--dry-run]
 
 Prints one line `config=... seed=... rel_err=... OK` (exit 0) or `... FAIL ...`
@@ -218,6 +218,9 @@ def parse_args(argv):
     ap.add_argument("--lengths", default="random")
     ap.add_argument("--theta-dominant", type=int)
     ap.add_argument("--gamma", type=float)
+    ap.add_argument("--sharp", type=float, metavar="RMS",
+                    help="scale wq and wk so that each level's scores have "
+                         "this root mean square (nearly one-hot softmax rows)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--special", choices=("mha", "conv"))
     ap.add_argument("--param-prefix", default="auto",
@@ -263,6 +266,22 @@ def make_lengths(spec, rng, B, T):
     return np.array(vals, dtype=np.int32)
 
 
+def sharpen_params(x, params, cfg, rms):
+    """Sharp attention: scales wq[l] and wk[l] of every level so that the
+    level's scores S^(l) (SPEC 3) have root mean square `rms` on these
+    inputs, which makes the softmax rows nearly one-hot (rms 60: the largest
+    score of a row leads the next by ~10-20). In place, kept in the
+    parameters' dtype; returns the largest |S^(l)| after scaling."""
+    wq, wk = params["wq"], params["wk"]
+    for l, s_l in enumerate(R.level_scores(x, params, cfg)):
+        now = math.sqrt(float(np.mean(s_l ** 2)))
+        if now > 0:
+            g = math.sqrt(rms / now)
+            wq[l] = (wq[l].astype(np.float64) * g).astype(wq.dtype)
+            wk[l] = (wk[l].astype(np.float64) * g).astype(wk.dtype)
+    return max(float(np.abs(s_l).max()) for s_l in R.level_scores(x, params, cfg))
+
+
 def main(argv):
     args = parse_args(argv)
     user_cfg = load_config(args.config)
@@ -305,6 +324,9 @@ def main(argv):
         params["theta"][:, args.theta_dominant] = 30.0
     if args.gamma is not None:
         params["gamma"][:] = args.gamma
+    if args.sharp is not None:
+        head += " sharp=%g max_score=%.0f" % (
+            args.sharp, sharpen_params(x, params, cfg, args.sharp))
     lengths = make_lengths(args.lengths, rng, B, T)
 
     wd = args.workdir

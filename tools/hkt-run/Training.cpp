@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,7 @@ constexpr const char *kUsage = R"(usage:
                [--limit N] [--batch B] [--data-seed S] [--threads N]
   hkt-run predict OUT --params CKPT (--task TASK [--split S] [--limit N]
                | --tokens T.npy) --output P.npy [--batch B] [--threads N]
+  hkt-run export CKPT -o W.safetensors
 TASK: listops[:train=N,...] | fmnist[:DIR] | text:FILE (docs/tasks.md))";
 
 struct UsageError : std::runtime_error {
@@ -122,11 +124,13 @@ struct Args {
 };
 
 Args parseArgs(int argc, char **argv, const std::vector<std::string> &withValue,
-               const std::vector<std::string> &bare) {
+               const std::vector<std::string> &bare,
+               const char *missing =
+                   "no module: give the directory hkt-compile --model wrote") {
   Args a;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) {
+    if (arg.size() < 2 || arg[0] != '-') {
       if (!a.module.empty())
         throw UsageError("unexpected argument '" + arg + "'");
       a.module = arg;
@@ -145,7 +149,7 @@ Args parseArgs(int argc, char **argv, const std::vector<std::string> &withValue,
     a.values[arg] = argv[++i];
   }
   if (a.module.empty())
-    throw UsageError("no module: give the directory hkt-compile --model wrote");
+    throw UsageError(missing);
   return a;
 }
 
@@ -529,8 +533,8 @@ int runTrain(int argc, char **argv) {
     Checkpoint c = check(readCheckpoint(resumed));
     params = loadParameters(m, c, resumed);
     for (const TensorSpec *p : m.params)
-      for (auto [prefix, into] : {std::pair{"adam.m.", &first},
-                                  std::pair{"adam.v.", &second}}) {
+      for (auto [prefix, into] : {std::pair{checkpoint::kFirstMoment, &first},
+                                  std::pair{checkpoint::kSecondMoment, &second}}) {
         Tensor *t = c.find(prefix + p->name);
         if (!t || t->shape() != p->shape || t->dtype() != DType::F32)
           fail("'" + resumed + "' has no optimizer state '" + prefix +
@@ -681,10 +685,11 @@ int runTrain(int argc, char **argv) {
       args.push_back(&stepTensor);
     else if (scalars.count(n))
       args.push_back(&scalars.at(n));
-    else if (n.rfind("adam.m.", 0) == 0)
-      args.push_back(&first.at(n.substr(7)));
-    else if (n.rfind("adam.v.", 0) == 0)
-      args.push_back(&second.at(n.substr(7)));
+    else if (n.rfind(checkpoint::kFirstMoment, 0) == 0)
+      args.push_back(&first.at(n.substr(std::strlen(checkpoint::kFirstMoment))));
+    else if (n.rfind(checkpoint::kSecondMoment, 0) == 0)
+      args.push_back(
+          &second.at(n.substr(std::strlen(checkpoint::kSecondMoment))));
     else if (params.count(n))
       args.push_back(&params.at(n));
     else
@@ -701,9 +706,9 @@ int runTrain(int argc, char **argv) {
     for (const TensorSpec *p : m.params)
       named.emplace_back(p->name, &params.at(p->name));
     for (const TensorSpec *p : m.params)
-      named.emplace_back("adam.m." + p->name, &first.at(p->name));
+      named.emplace_back(checkpoint::kFirstMoment + p->name, &first.at(p->name));
     for (const TensorSpec *p : m.params)
-      named.emplace_back("adam.v." + p->name, &second.at(p->name));
+      named.emplace_back(checkpoint::kSecondMoment + p->name, &second.at(p->name));
     std::map<std::string, std::string> meta = st.metadata();
     meta[checkpoint::kModel] = m.config.dump();
     check(writeCheckpoint(savePath, named, meta));
@@ -923,11 +928,62 @@ int runPredict(int argc, char **argv) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// export
+//===----------------------------------------------------------------------===//
+
+/// The weights of a checkpoint, without its optimizer state: the file a
+/// user hands on. The metadata keeps the model config and the step.
+int runExport(int argc, char **argv) {
+  Args a = parseArgs(argc, argv, {"-o", "--output"}, {},
+                     "no checkpoint: give the file hkt-run train --save wrote");
+  if (a.has("-o") == a.has("--output"))
+    throw UsageError("export needs -o W.safetensors");
+  std::string path = a.module, out = a.str(a.has("-o") ? "-o" : "--output");
+  std::error_code ec;
+  if (std::filesystem::equivalent(path, out, ec))
+    fail("export would overwrite the checkpoint '" + path +
+         "' with its weights alone (its optimizer state would be lost); "
+         "give another file to -o");
+  Checkpoint c = check(readCheckpoint(path));
+  if (c.meta(checkpoint::kFormat).empty())
+    fail("'" + path + "' is not a checkpoint (its metadata has no format '" +
+         std::string(checkpoint::kFormatName) +
+         "'): it is a weight file already");
+  std::vector<std::pair<std::string, const Tensor *>> weights;
+  size_t dropped = 0;
+  for (const auto &[name, tensor] : c.tensors) {
+    if (isOptimizerState(name))
+      ++dropped;
+    else
+      weights.emplace_back(name, &tensor);
+  }
+  if (weights.empty())
+    fail("'" + path + "' holds no weights, only optimizer state");
+  std::map<std::string, std::string> meta;
+  for (const char *key : {checkpoint::kModel, checkpoint::kStep})
+    if (std::string v = c.meta(key); !v.empty())
+      meta[key] = v;
+  check(writeCheckpoint(out, weights, meta));
+  json result = {{"parameters", weights.size()},
+                 {"optimizer_state_dropped", dropped},
+                 {"file", out}};
+  std::string step = c.meta(checkpoint::kStep);
+  int64_t stepValue = 0;
+  auto [end, parseError] =
+      std::from_chars(step.data(), step.data() + step.size(), stepValue);
+  if (!step.empty() && parseError == std::errc() &&
+      end == step.data() + step.size())
+    result["step"] = stepValue;
+  std::printf("%s\n", result.dump().c_str());
+  return 0;
+}
+
 } // namespace
 
 bool isTrainingCommand(const std::string &word) {
   return word == "init" || word == "train" || word == "eval" ||
-         word == "predict";
+         word == "predict" || word == "export";
 }
 
 int runTrainingCommand(const std::string &command, int argc, char **argv) {
@@ -943,6 +999,8 @@ int runTrainingCommand(const std::string &command, int argc, char **argv) {
       return runTrain(argc, argv);
     if (command == "eval")
       return runEval(argc, argv);
+    if (command == "export")
+      return runExport(argc, argv);
     return runPredict(argc, argv);
   } catch (const UsageError &e) {
     std::fprintf(stderr, "hkt-run %s: error: %s\n%s\n", command.c_str(),

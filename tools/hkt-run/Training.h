@@ -1,4 +1,4 @@
-//===- Training.h - hkt-run init / train / eval / predict -------*- C++ -*-===//
+//===- Training.h - hkt-run's model commands --------------------*- C++ -*-===//
 //
 // Part of the HKT compiler project.
 //
@@ -12,6 +12,8 @@
 //   hkt-run eval OUT --params CKPT --task T [--split valid|test]
 //   hkt-run predict OUT --params CKPT (--task T [--split S] | --tokens F.npy)
 //                   --output P.npy
+//   hkt-run export CKPT -o W.safetensors   (the weights, without the
+//                                            optimizer state)
 //
 //===----------------------------------------------------------------------===//
 

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/hkt-run/Training.h"
+#include "runtime/Checkpoint.h"
 #include "runtime/CompiledModule.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Manifest.h"
@@ -55,10 +56,15 @@ const char *const kUsage =
 const char *const kHelp = R"(
 Runs an entry of the compiled module in directory OUT (written by hkt-compile).
 
-  --entry F              the entry to call (optional if the module has one)
+  --entry F              the entry to call; optional where the module has
+                         one, or where --grads or the names of --input and
+                         --output fit only one entry (the log line says
+                         which and why)
   --input NAME=FILE      bind argument NAME to a .npy file
   --params FILE          bind arguments to the tensors of a safetensors file,
-                         by name (may be repeated)
+                         by name (may be repeated); a checkpoint's
+                         optimizer state (adam.m.*, adam.v.*) is skipped
+                         unless the entry takes it
   --params-prefix P      use only the params tensors whose name starts with P,
                          with P stripped
   --output NAME=FILE     write result NAME to a .npy file; NAME may also be
@@ -328,6 +334,90 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// The entries with their arguments and results, one per line, for
+/// messages that ask the user to choose.
+std::string entryListing(const std::vector<Entry> &entries) {
+  std::string s;
+  for (const Entry &e : entries) {
+    const EntrySpec &spec = e.spec();
+    std::string args, results;
+    for (const TensorSpec &t : spec.args)
+      args += (args.empty() ? "" : ", ") + t.name;
+    for (const TensorSpec &t : spec.results)
+      results += (results.empty() ? "" : ", ") + t.name;
+    s += "\n  " + spec.name + "(" + args + ") -> " + results;
+  }
+  return s;
+}
+
+/// True when `spec` has every name the command line gives it: each --input
+/// an argument, each --output a result or in-out argument.
+bool takesNames(const EntrySpec &spec, const Options &o) {
+  for (const auto &[name, file] : o.inputs)
+    if (!spec.findArg(name))
+      return false;
+  for (const auto &[name, file] : o.outputs) {
+    const TensorSpec *arg = spec.findArg(name);
+    if (!spec.findResult(name) && !(arg && arg->isInOut()))
+      return false;
+  }
+  return true;
+}
+
+/// The entry to call: --entry; else, among the gradient entries with
+/// --grads (all entries without), the only one, or the only one that has
+/// every name of --input and --output. `because` says why, for the log line.
+const Entry *chooseEntry(const CompiledModule &module, const Options &o,
+                         std::string &because) {
+  const Manifest &manifest = module.manifest();
+  if (o.entry) {
+    if (const Entry *e = module.findEntry(*o.entry))
+      return e;
+    fail("module '" + o.moduleDir + "' has no entry '" + *o.entry +
+         "'; its entries are: " + manifest.entryNames());
+  }
+  std::vector<const Entry *> candidates;
+  for (const Entry &e : module.entries())
+    if (!o.grads || endsWith(e.spec().name, kGradSuffix))
+      candidates.push_back(&e);
+  if (o.grads && candidates.empty())
+    fail("--grads: module '" + o.moduleDir +
+         "' has no gradient entry (an entry named NAME" +
+         std::string(kGradSuffix) +
+         "); compile it with hkt-compile --backward. Its entries are: " +
+         manifest.entryNames());
+  if (candidates.size() == 1) {
+    if (module.entries().size() > 1)
+      because = " (the only gradient entry, for --grads)";
+    return candidates.front();
+  }
+  std::vector<const Entry *> named;
+  for (const Entry *e : candidates)
+    if (takesNames(e->spec(), o))
+      named.push_back(e);
+  std::string names;
+  for (const auto &[name, file] : o.inputs)
+    names += (names.empty() ? "" : ", ") + ("--input " + name);
+  for (const auto &[name, file] : o.outputs)
+    names += (names.empty() ? "" : ", ") + ("--output " + name);
+  if (named.size() == 1 && !names.empty()) {
+    because = " (the only " + std::string(o.grads ? "gradient " : "") +
+              "entry that takes " + names + ")";
+    return named.front();
+  }
+  std::string kind = o.grads ? "gradient entries" : "entries";
+  if (named.empty())
+    fail("module '" + o.moduleDir + "' has no " +
+         (o.grads ? "gradient entry" : "entry") + " that takes " + names +
+         "; its " + kind + " are:" + entryListing(module.entries()));
+  fail("module '" + o.moduleDir + "' has several " + kind +
+       "; choose one with --entry: " + manifest.entryNames() +
+       (names.empty() ? std::string()
+                      : " (" + std::to_string(named.size()) +
+                            " of them take " + names + ")") +
+       entryListing(module.entries()));
+}
+
 int run(const Options &o) {
   int64_t threads = configureThreads(o);
 
@@ -350,38 +440,9 @@ int run(const Options &o) {
     fail(loaded.message());
   const CompiledModule &module = **loaded;
 
-  // Pick the entry.
   const Manifest &manifest = module.manifest();
-  const Entry *entry = nullptr;
-  if (o.entry) {
-    entry = module.findEntry(*o.entry);
-    if (!entry)
-      fail("module '" + o.moduleDir + "' has no entry '" + *o.entry +
-           "'; its entries are: " + manifest.entryNames());
-  } else if (o.grads) {
-    // The gradient entry hkt-compile --backward adds: `<name>_grad`.
-    for (const Entry &e : module.entries())
-      if (endsWith(e.spec().name, kGradSuffix)) {
-        if (entry)
-          fail("module '" + o.moduleDir +
-               "' has several gradient entries; choose one with --entry: " +
-               manifest.entryNames());
-        entry = &e;
-      }
-    if (!entry)
-      fail("--grads: module '" + o.moduleDir +
-           "' has no gradient entry (an entry named NAME" +
-           std::string(kGradSuffix) +
-           "); compile it with hkt-compile --backward. Its entries are: " +
-           manifest.entryNames());
-  } else if (module.entries().size() == 1) {
-    entry = &module.entries().front();
-  } else {
-    fail("module '" + o.moduleDir +
-         "' has several entries; choose one with "
-         "--entry: " +
-         manifest.entryNames());
-  }
+  std::string chosenBecause;
+  const Entry *entry = chooseEntry(module, o, chosenBecause);
   const EntrySpec &spec = entry->spec();
   std::string entryName = "entry '" + spec.name + "'";
   checkMemoryBeforeAllocating(spec, threads);
@@ -423,10 +484,12 @@ int run(const Options &o) {
       fail(t.message());
     bound[name] = {std::move(t).value(), "file " + file};
   }
+  std::map<std::string, int64_t> skipped; // optimizer state, per file
   for (const std::string &paramsFile : o.params) {
     Expected<SafeTensorsFile> params = readSafeTensors(paramsFile);
     if (!params)
       fail(params.message());
+    bool checkpoint = isCheckpointMetadata(params->metadata);
     for (NamedTensor &nt : params->tensors) {
       std::string name = nt.name;
       if (o.paramsPrefix) {
@@ -435,6 +498,12 @@ int run(const Options &o) {
         name.erase(0, o.paramsPrefix->size());
       }
       std::string source = "params " + paramsFile + " ('" + nt.name + "')";
+      // A checkpoint's optimizer state is its own, not a misspelt weight:
+      // skipped unless the entry takes it (train_step).
+      if (!spec.findArg(name) && checkpoint && isOptimizerState(nt.name)) {
+        ++skipped[paramsFile];
+        continue;
+      }
       if (!spec.findArg(name))
         fail("unused tensor '" + nt.name + "' in " + paramsFile + ": " +
              entryName + " has no argument " +
@@ -591,13 +660,19 @@ int run(const Options &o) {
     results.push_back(&t);
 
   if (!o.quiet) {
-    std::fprintf(stderr, "hkt-run: module '%s', %s\n", o.moduleDir.c_str(),
-                 entryName.c_str());
+    std::fprintf(stderr, "hkt-run: module '%s', %s%s\n", o.moduleDir.c_str(),
+                 entryName.c_str(), chosenBecause.c_str());
     for (const TensorSpec &arg : spec.args)
       std::fprintf(stderr, "  arg %s: %s from %s%s\n", arg.name.c_str(),
                    bound[arg.name].tensor.describe().c_str(),
                    bound[arg.name].source.c_str(),
                    arg.isInOut() ? " (in-out)" : "");
+    for (const auto &[file, n] : skipped)
+      std::fprintf(stderr,
+                   "  skipped %lld optimizer-state tensors (%s*, %s*) of the "
+                   "checkpoint %s: %s takes no such argument\n",
+                   static_cast<long long>(n), checkpoint::kFirstMoment,
+                   checkpoint::kSecondMoment, file.c_str(), entryName.c_str());
   }
 
   // Entry::call checks dtypes, shapes and ranges before running the code.

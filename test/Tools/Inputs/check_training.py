@@ -14,6 +14,16 @@
         W with head.b set to +inf (a weight file whose loss is nan).
     check_training.py predict P.npy TEXT.tsv
         one int32 prediction in [0, classes) per test line (n % 10 == 9).
+    check_training.py export CKPT.safetensors W.safetensors
+        W holds exactly CKPT's weights, bit-identical, no optimizer state,
+        and CKPT's model config and step in its metadata.
+    check_training.py plain CKPT.safetensors OUT.safetensors
+        CKPT's tensors (optimizer state included) without any metadata: a
+        weight file from another tool.
+    check_training.py argmax LOGITS.npy P.npy
+        the predictions are the logits' argmax, row by row.
+    check_training.py finite LOG.jsonl N
+        N logged steps, each loss finite.
 """
 import json
 import os
@@ -135,7 +145,65 @@ def poison(path, out):
         f.write(data)
 
 
+def write(path, tensors, meta=None):
+    header, body = {}, b""
+    if meta:
+        header["__metadata__"] = meta
+    for name, a in tensors.items():
+        raw = np.ascontiguousarray(a, "<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [len(body), len(body) + len(raw)]}
+        body += raw
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + body)
+
+
+def check_export(ckpt, weights):
+    c, cmeta = read(ckpt)
+    w, wmeta = read(weights)
+    want = sorted(n for n in c if not n.startswith(("adam.m.", "adam.v.")))
+    if sorted(w) != want:
+        fail("exported %s, expected %s" % (sorted(w), want))
+    if len(want) == len(c):
+        fail("the checkpoint has no optimizer state to drop")
+    for n in want:
+        if not np.array_equal(w[n], c[n]):
+            fail("%s differs from the checkpoint's" % n)
+    for key in ("model", "step"):
+        if wmeta.get(key) != cmeta.get(key):
+            fail("metadata %s: %r, the checkpoint has %r"
+                 % (key, wmeta.get(key), cmeta.get(key)))
+    if wmeta.get("format") != "hkt-checkpoint":
+        fail("metadata format %r" % wmeta.get("format"))
+    print("export OK: %d weights, %d moments dropped, step %s"
+          % (len(w), len(c) - len(w), wmeta["step"]))
+
+
+def plain(ckpt, out):
+    write(out, read(ckpt)[0])
+
+
+def check_argmax(logits, predictions):
+    z, p = np.load(logits), np.load(predictions)
+    if p.shape != z.shape[:1] or not np.array_equal(z.argmax(axis=1), p):
+        fail("predictions %s are not the argmax of the logits %s"
+             % (p.tolist(), z.argmax(axis=1).tolist()))
+    print("argmax OK")
+
+
+def check_finite(path, n):
+    got = [r["loss"] for r in losses(path)]
+    if len(got) != int(n):
+        fail("%d logged losses, expected %s" % (len(got), n))
+    if not all(np.isfinite(v) for v in got):
+        fail("non-finite losses: %s" % got)
+    print("%d losses finite, last %.3f" % (len(got), got[-1]))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     {"init": check_init, "falls": check_falls, "resume": check_resume,
-     "predict": check_predict, "poison": poison}[mode](*sys.argv[2:])
+     "predict": check_predict, "poison": poison, "export": check_export,
+     "plain": plain, "argmax": check_argmax,
+     "finite": check_finite}[mode](*sys.argv[2:])
