@@ -1,9 +1,20 @@
 //===- Passes.h - hkt passes and pipelines ----------------------*- C++ -*-===//
+//
+// Every pass folder's declarations (transforms, autodiff, conversion,
+// codegen/cpu, codegen/nvvm), the named pipelines (Pipelines.cpp) and the
+// registration the tools call.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef HKT_PASSES_PASSES_H
 #define HKT_PASSES_PASSES_H
 
 #include "passes/PipelineOptions.h"
+#include "passes/autodiff/Passes.h"
+#include "passes/codegen/cpu/Passes.h"
+#include "passes/codegen/nvvm/Passes.h"
+#include "passes/conversion/Passes.h"
+#include "passes/transforms/Passes.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -14,29 +25,6 @@ class DialectRegistry;
 class RewritePatternSet;
 
 namespace hkt {
-
-#define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
-
-/// Replaces every op under `root` that `select` accepts and that implements
-/// linalg's AggregatedOpInterface by its decomposition (hkt.attention into
-/// step ops, linalg.softmax into generics).
-LogicalResult
-decomposeAggregatedOps(Operation *root,
-                       llvm::function_ref<bool(Operation *)> select);
-
-/// Patterns lowering every hkt step op to linalg.generic (the reference path).
-void populateHktToLinalgPatterns(RewritePatternSet &patterns);
-/// The model ops' part of it (passes/LowerModelOps.cpp).
-void populateHktModelToLinalgPatterns(RewritePatternSet &patterns);
-
-/// hkt-hoist-vector-accumulators on every scf.for under `root` (also run by
-/// hkt-cpu-codegen between vectorisation and the lowering of the vectors).
-/// Returns the number of transfer pairs hoisted.
-int64_t hoistVectorAccumulators(Operation *root);
-
-/// The pattern of hkt-fuse: the SPEC 3-6 step-op chain -> online attention.
-void populateHktFusePatterns(RewritePatternSet &patterns);
 
 /// The reference CPU pipeline: hkt on tensors -> LLVM dialect, with every
 /// score matrix materialised. Public functions take and return their tensors
@@ -89,14 +77,14 @@ struct NvvmPipelineOptions
 };
 
 /// The NVVM pipeline: the fused layer as GPU kernels (the attention from
-/// hkt-gpu-lower-online-attention, the rest one thread per element) and
+/// hkt-nvvm-lower-online-attention, the rest one thread per element) and
 /// host code that stages the buffers and launches them, lowered to the LLVM
 /// dialect; each gpu.module becomes a gpu.binary with one PTX object per
 /// chip (hkt-compile assembles them into one fatbin).
 void buildHktNvvmPipeline(OpPassManager &pm,
                           const NvvmPipelineOptions &options = {});
 
-/// The NVVM path's kernels compiled for this CPU (hkt-gpu-emulate-on-cpu),
+/// The NVVM path's kernels compiled for this CPU (hkt-nvvm-emulate-on-cpu),
 /// lowered to the LLVM dialect as the CPU pipelines are (the chips and
 /// cuda-path options are not used).
 void buildHktGpuEmulationPipeline(OpPassManager &pm,
@@ -104,9 +92,6 @@ void buildHktGpuEmulationPipeline(OpPassManager &pm,
 
 /// Registers the passes and the named pipelines (hkt-cpu-reference-pipeline).
 void registerHktPassesAndPipelines();
-
-#define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
 
 } // namespace hkt
 } // namespace mlir

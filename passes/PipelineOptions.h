@@ -1,7 +1,7 @@
 //===- PipelineOptions.h - names and defaults of the hkt pipelines -*- C++ -*-===//
 //
 // The names of the CPU pipelines and the defaults of their options, defined
-// once: passes/Passes.td (option defaults), passes/Pipelines.cpp
+// once: passes/codegen/*/Passes.td (option defaults), passes/Pipelines.cpp
 // (registration), compiler/ and tools/hkt-compile (--pipeline, --tile-q,
 // --tile-k) all use these. No MLIR headers: the compiler driver includes it
 // too.
@@ -27,7 +27,7 @@ inline constexpr llvm::StringLiteral kFusedPipelineArg =
 inline constexpr llvm::StringLiteral kReferencePipelineArg =
     "hkt-cpu-reference-pipeline";
 
-/// Attention tile sizes of the fused path (hkt-lower-online-attention's
+/// Attention tile sizes of the fused path (hkt-cpu-lower-online-attention's
 /// tile-q / tile-k, hkt-compile --tile-q / --tile-k): 64 x 64 score tiles
 /// keep a tile's scores, P and the 64 x d accumulator in L1/L2 and gave the
 /// benchmark table of docs/performance.md.
@@ -45,7 +45,7 @@ inline constexpr llvm::StringLiteral kGpuEmulationPipelineArg =
     "hkt-gpu-emulation-pipeline";
 /// Attention tiles of the GPU kernel: 64 rows (threads) per block, 32 keys
 /// per shared tile keep the shared arrays of three levels at d = 64 under
-/// 48 KiB (hkt-gpu-lower-online-attention).
+/// 48 KiB (hkt-nvvm-lower-online-attention).
 inline constexpr int64_t kDefaultGpuTileQ = 64;
 inline constexpr int64_t kDefaultGpuTileK = 32;
 /// The chips of hkt-compile --target nvvm without --chip (one fatbin).

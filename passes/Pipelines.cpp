@@ -137,10 +137,10 @@ void mlir::hkt::buildHktCpuReferencePipeline(OpPassManager &pm) {
 void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
                                          const FusedPipelineOptions &options) {
   pm.addPass(createHktFusePass());
-  HktLowerOnlineAttentionPassOptions tiles;
+  HktCpuLowerOnlineAttentionPassOptions tiles;
   tiles.tileQ = options.tileQ;
   tiles.tileK = options.tileK;
-  pm.addPass(createHktLowerOnlineAttentionPass(tiles));
+  pm.addPass(createHktCpuLowerOnlineAttentionPass(tiles));
   // What is not fused (downsampling, the hybrid head, theta's softmax) takes
   // the reference lowering.
   pm.addPass(createHktLowerToLinalgPass());
@@ -160,25 +160,25 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
                           StringRef precision) {
   using namespace mlir::hkt;
   pm.addPass(createHktFusePass());
-  HktGpuLowerOnlineAttentionPassOptions tiles;
+  HktNvvmLowerOnlineAttentionPassOptions tiles;
   tiles.tileQ = tileQ;
   tiles.tileK = tileK;
   tiles.precision = precision.str();
-  pm.addPass(createHktGpuLowerOnlineAttentionPass(tiles));
+  pm.addPass(createHktNvvmLowerOnlineAttentionPass(tiles));
   pm.addPass(createHktLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addPass(createCSEPass());
   // Everything left is linalg on memrefs: one thread per output element.
   pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createHktGpuMapParallelLoopsPass());
-  pm.addPass(createHktGpuHostStagingPass());
+  pm.addPass(createHktNvvmMapParallelLoopsPass());
+  pm.addPass(createHktNvvmHostStagingPass());
 }
 
 void mlir::hkt::buildHktGpuEmulationPipeline(
     OpPassManager &pm, const NvvmPipelineOptions &options) {
   addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
-  pm.addPass(createHktGpuEmulateOnCpuPass());
+  pm.addPass(createHktNvvmEmulateOnCpuPass());
   pm.addPass(createCanonicalizerPass());
   addLowerToLLVM(pm, /*openmp=*/true);
 }
@@ -191,7 +191,7 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // wmma needs 32-byte aligned shared fragments.
-  pm.addPass(createHktGpuAlignWorkgroupMemoryPass());
+  pm.addPass(createHktNvvmAlignWorkgroupMemoryPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   // The explicit form of gpu-lower-to-nvvm-pipeline (RECIPE 1.2), one
@@ -237,7 +237,11 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
 }
 
 void mlir::hkt::registerHktPassesAndPipelines() {
-  registerHktPasses();
+  registerHktTransformsPasses();
+  registerHktAutodiffPasses();
+  registerHktConversionPasses();
+  registerHktCpuCodegenPasses();
+  registerHktNvvmCodegenPasses();
   PassPipelineRegistration<>(
       kReferencePipelineArg,
       "Lower hkt to the LLVM dialect through the reference path "
@@ -270,7 +274,7 @@ namespace {
 /// gpu.barrier orders every thread's memory accesses; upstream gives it no
 /// MemoryEffectOpInterface, which ownership-based deallocation refuses
 /// ("ops with unknown memory side effects") when it walks the kernels of
-/// hkt-gpu-lower-online-attention. Declaring it a read and a write of all
+/// hkt-nvvm-lower-online-attention. Declaring it a read and a write of all
 /// memory is what it does, and keeps every pass from moving code across it.
 struct BarrierMemoryEffects
     : public MemoryEffectOpInterface::ExternalModel<BarrierMemoryEffects,

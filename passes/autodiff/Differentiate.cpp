@@ -1,0 +1,268 @@
+//===- Differentiate.cpp - hkt-differentiate ------------------------------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reverse-mode differentiation driven by AdjointOpInterface: the forward body
+// is cloned into `<name>_grad`, ops without an adjoint of their own are
+// decomposed (AggregatedOpInterface), then the ops are visited from the last
+// to the first and each builds the gradients of its operands. The pass knows
+// no op by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/HKTOps.h"
+#include "dialect/LinalgBuilders.h"
+#include "passes/autodiff/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
+
+namespace mlir::hkt {
+#define GEN_PASS_DEF_HKTDIFFERENTIATEPASS
+#include "passes/autodiff/Passes.h.inc"
+} // namespace mlir::hkt
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+namespace {
+
+constexpr const char *kNameAttr = "hkt.name";
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// The user-facing name of argument or result `index` (its hkt.name, or
+/// `prefix<index>`).
+std::string nameOf(DictionaryAttr attrs, StringRef prefix, unsigned index) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>(kNameAttr))
+      return name.str();
+  return (prefix + Twine(index)).str();
+}
+
+Value zerosLike(OpBuilder &b, Location loc, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Type elt = tensor.getElementType();
+  return filledTensor(b, loc, tensor.getShape(), elt,
+                      floatConstant(b, loc, elt, 0.0));
+}
+
+/// Decomposes, until none is left, every op of `block` that has no adjoint
+/// of its own but an AggregatedOpInterface decomposition.
+LogicalResult decomposeAggregates(Block &block) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (isa<AdjointOpInterface>(op))
+        continue;
+      auto aggregate = dyn_cast<linalg::AggregatedOpInterface>(op);
+      if (!aggregate)
+        continue;
+      OpBuilder b(&op);
+      FailureOr<SmallVector<Value>> parts = aggregate.decomposeOperation(b);
+      if (failed(parts))
+        return failure();
+      op.replaceAllUsesWith(*parts);
+      op.erase();
+      changed = true;
+    }
+  }
+  return success();
+}
+
+/// Builds `<fn>_grad` after `fn`.
+LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
+  Location loc = fn.getLoc();
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError("hkt-differentiate: the function must be one block");
+  FunctionType type = fn.getFunctionType();
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isa<RankedTensorType>(t) || !cast<RankedTensorType>(t).hasStaticShape())
+      return fn.emitError("hkt-differentiate: arguments and results must be "
+                          "ranked tensors of static shape, got ")
+             << t;
+
+  // Signature: arguments, then one gradient per float result; results: one
+  // gradient per float argument.
+  SmallVector<Type> inputs(type.getInputs());
+  SmallVector<DictionaryAttr> inputAttrs;
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    inputAttrs.push_back(fn.getArgAttrDict(i));
+  OpBuilder b(fn.getContext());
+  SmallVector<unsigned> seeded;
+  for (auto [i, t] : llvm::enumerate(type.getResults())) {
+    if (!isFloatTensor(t))
+      continue;
+    seeded.push_back(i);
+    inputs.push_back(t);
+    std::string name = "d" + nameOf(fn.getResultAttrDict(i), "result", i);
+    inputAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr(name))));
+  }
+  SmallVector<Type> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  if (returnValues)
+    for (unsigned i = 0; i < type.getNumResults(); ++i) {
+      results.push_back(type.getResult(i));
+      resultAttrs.push_back(fn.getResultAttrDict(i));
+    }
+  SmallVector<unsigned> wrt;
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+    if (!isFloatTensor(t))
+      continue;
+    wrt.push_back(i);
+    results.push_back(t);
+    std::string name = "d" + nameOf(fn.getArgAttrDict(i), "arg", i);
+    resultAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr(name))));
+  }
+
+  b.setInsertionPointAfter(fn);
+  std::string gradName = (fn.getSymName() + "_grad").str();
+  if (SymbolTable::lookupNearestSymbolFrom(fn, b.getStringAttr(gradName)))
+    return fn.emitError("hkt-differentiate: '")
+           << gradName << "' exists already";
+  auto grad = func::FuncOp::create(b, loc, gradName,
+                                   b.getFunctionType(inputs, results));
+  grad.setVisibility(fn.getVisibility());
+  grad.setAllArgAttrs(inputAttrs);
+  grad.setAllResultAttrs(resultAttrs);
+  if (fn->hasAttr("llvm.emit_c_interface"))
+    grad->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = grad.addEntryBlock();
+  // A gradient function that cannot be completed is not left behind.
+  llvm::scope_exit eraseOnFailure([&] {
+    if (grad)
+      grad.erase();
+  });
+
+  // The forward, recomputed.
+  IRMapping mapping;
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    mapping.map(fn.getArgument(i), entry->getArgument(i));
+  b.setInsertionPointToEnd(entry);
+  // The return is cloned too, so that it follows the decomposition; it is
+  // dropped once the values it returns are known.
+  for (Operation &op : fn.getBody().front())
+    b.clone(op, mapping);
+  if (failed(decomposeAggregates(*entry)))
+    return failure();
+  Operation *clonedReturn = entry->getTerminator();
+  SmallVector<Value> outputs(clonedReturn->getOperands());
+  clonedReturn->erase();
+  SmallVector<Operation *> forward;
+  for (Operation &op : *entry)
+    forward.push_back(&op);
+
+  // Gradients, summed where a value is used more than once.
+  DenseMap<Value, Value> grads;
+  b.setInsertionPointToEnd(entry);
+  auto accumulate = [&](Value v, Value g) {
+    if (!g)
+      return;
+    auto [it, inserted] = grads.try_emplace(v, g);
+    if (inserted)
+      return;
+    Value sum = tensor::EmptyOp::create(
+        b, loc, cast<RankedTensorType>(v.getType()).getShape(),
+        cast<RankedTensorType>(v.getType()).getElementType());
+    it->second = linalg::AddOp::create(b, loc, v.getType(),
+                                       ValueRange{it->second, g},
+                                       ValueRange{sum})
+                     .getResult(0);
+  };
+  for (auto [k, r] : llvm::enumerate(seeded))
+    accumulate(outputs[r], entry->getArgument(type.getNumInputs() + k));
+
+  for (Operation *op : llvm::reverse(forward)) {
+    bool reached = llvm::any_of(op->getResults(), [&](Value r) {
+      return grads.count(r);
+    });
+    if (!reached)
+      continue;
+    bool hasFloatOperand = llvm::any_of(op->getOperandTypes(), isFloatTensor);
+    auto adjoint = dyn_cast<AdjointOpInterface>(op);
+    if (!adjoint) {
+      if (!hasFloatOperand)
+        continue; // constants and the like: nothing flows further up
+      return op->emitOpError("has no adjoint (AdjointOpInterface), so "
+                             "hkt-differentiate cannot differentiate through it");
+    }
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults()) {
+      Value g = grads.lookup(r);
+      if (!g && isFloatTensor(r.getType()))
+        g = zerosLike(b, op->getLoc(), r.getType());
+      resultGrads.push_back(g);
+    }
+    SmallVector<Value> operandGrads;
+    if (failed(adjoint.buildAdjoint(b, resultGrads, operandGrads)))
+      return failure();
+    if (operandGrads.size() != op->getNumOperands())
+      return op->emitOpError("adjoint built ")
+             << operandGrads.size() << " operand gradients for "
+             << op->getNumOperands() << " operands";
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (g && g.getType() != operand.getType())
+        return op->emitOpError("adjoint of an operand of type ")
+               << operand.getType() << " has type " << g.getType();
+      accumulate(operand, g);
+    }
+  }
+
+  SmallVector<Value> returned;
+  if (returnValues)
+    returned.append(outputs.begin(), outputs.end());
+  for (unsigned i : wrt) {
+    Value g = grads.lookup(entry->getArgument(i));
+    returned.push_back(g ? g
+                         : zerosLike(b, loc, entry->getArgument(i).getType()));
+  }
+  func::ReturnOp::create(b, loc, returned);
+  // The forward values no gradient needs (the result itself, often).
+  for (Operation *op : llvm::reverse(forward))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  eraseOnFailure.release();
+  return success();
+}
+
+struct HktDifferentiatePass
+    : public mlir::hkt::impl::HktDifferentiatePassBase<HktDifferentiatePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> targets;
+    if (functions.empty()) {
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (fn.isPublic() && !fn.isExternal())
+          targets.push_back(fn);
+    } else {
+      for (const std::string &name : functions) {
+        auto fn = module.lookupSymbol<func::FuncOp>(name);
+        if (!fn || fn.isExternal()) {
+          module.emitError("hkt-differentiate: no function '") << name << "'";
+          return signalPassFailure();
+        }
+        targets.push_back(fn);
+      }
+    }
+    for (func::FuncOp fn : targets)
+      if (failed(differentiate(fn, returnValues)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

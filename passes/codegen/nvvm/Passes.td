@@ -1,0 +1,165 @@
+//===- Passes.td - NVVM code generation --------------------*- tablegen -*-===//
+
+#ifndef HKT_PASSES_CODEGEN_NVVM_PASSES_TD
+#define HKT_PASSES_CODEGEN_NVVM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HktNvvmLowerOnlineAttentionPass : Pass<"hkt-nvvm-lower-online-attention"> {
+  let summary = "Lower hkt.online_attention to a gpu.launch (one block per query tile, head and batch row)";
+  let description = [{
+    The attention kernel of the NVVM path. `hkt.fused_attention` is first
+    decomposed into `hkt.online_attention` and its normalisation, as for
+    the CPU. Each `hkt.online_attention` (f32, static shapes) becomes one
+    `gpu.launch`: the grid is (query tiles, heads, batch), a block has one
+    thread per query row of its tile. For each key tile the block stages
+    every level's keys and the values in workgroup memory (coalesced,
+    zero past the end), computes each level >= 1's coarse score block
+    (tile-q / f_l x tile-k / f_l) once, cooperatively, then every thread
+    adds its row's level-0 scores to the coarse ones it covers and runs the
+    online softmax and P V in registers, 16 keys per rescaling. Key tiles
+    above the block's diagonal (causal) or past the batch row's key length
+    are not visited; rows past the sequence compute and store nothing. The
+    operands enter as `bufferization.to_buffer`, the results leave as
+    `bufferization.to_tensor` of fresh buffers, so one-shot bufferization
+    then runs as on the CPU path. tile-k, then tile-q, shrink until the
+    shared arrays fit in a block's 48 KiB.
+
+    `precision=tf32` puts Q0 K0^T and P V on the tensor cores
+    (`gpu.subgroup_mma_*`, wmma m16n16k8, tf32 operands, f32
+    accumulation): each warp owns 32 query rows and loads their level-0
+    query fragments once (the queries padded to whole tiles with
+    `tensor.pad`); the tile's scores and the accumulator live in workgroup
+    memory, and between the two products each row's thread applies the
+    coarse scores, the masks and the online softmax, writes P over its
+    scores and rescales its accumulator row. It needs head widths that are
+    multiples of 16 and tiles of whole warps and whole coarse rows.
+
+    Before:
+
+    ```mlir
+    %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : ...) keys(%k0, %k1 : ...)
+        values(%v : ...) outs(%a, %m, %s : ...) {causal = true, factors = array<i64: 1, 2>}
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb0 = bufferization.to_buffer %q0 read_only : ...
+    %out = memref.alloc() : memref<1x64x32xf32>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c4, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+               workgroup(%k0s : memref<32x8xf32, #gpu.address_space<workgroup>>, ...) {
+      scf.for %e = %tx to %c256 step %c64 { ... memref.store %x, %k0s[...] }
+      gpu.barrier
+      ...
+    }
+    %acc = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultGpuTileQ",
+           "Query rows (threads) per block">,
+    Option<"tileK", "tile-k", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultGpuTileK",
+           "Keys per shared-memory tile (halved until the tiles fit)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32 (SIMT) or tf32 (tensor cores for Q0 K0^T and P V)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
+  let summary = "Map each outermost host scf.parallel to a gpu.launch, one thread per iteration";
+  let description = [{
+    The rest of the layer on the NVVM path (projections, downsampling,
+    hybrid head, normalisation) comes from `convert-linalg-to-parallel-loops`:
+    an `scf.parallel` over the op's parallel dimensions with its reductions
+    as `scf.for` inside. Each outermost `scf.parallel` outside a kernel
+    becomes a one-dimensional `gpu.launch` of `block-size` threads per block
+    over all its iterations, linearised innermost-fastest (neighbouring
+    threads, neighbouring elements), guarded by the iteration count; an
+    empty loop launches nothing. Upstream's `gpu-map-parallel-loops` maps
+    only three dimensions to hardware ids and runs the others sequentially.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of 32)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HktNvvmHostStagingPass : Pass<"hkt-nvvm-host-staging", "::mlir::ModuleOp"> {
+  let summary = "Give every buffer the kernels touch a device allocation; copy the caller's buffers in and out";
+  let description = [{
+    Runs once every load and store of a function is inside a `gpu.launch`.
+    Host `memref.alloc` / `memref.dealloc` become `gpu.alloc` /
+    `gpu.dealloc`; each memref argument a kernel uses gets a device copy,
+    filled with `gpu.memcpy` on entry if a kernel reads it and copied back
+    before the return if one writes it; a `memref.get_global` a kernel reads
+    is copied to the device. Entries keep the CPU calling convention (host
+    buffers in and out). A load or store left on the host of a device buffer
+    is an error. `gpu-async-region` then turns the copies, allocations and
+    launches into one asynchronous chain.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def HktNvvmEmulateOnCpuPass : Pass<"hkt-nvvm-emulate-on-cpu", "::mlir::ModuleOp"> {
+  let summary = "Run the NVVM path's kernels on the CPU: one OpenMP thread per GPU thread (a testing target)";
+  let description = [{
+    For `hkt-compile --target gpu-emulation`: replaces each `gpu.launch`
+    (as `hkt-nvvm-host-staging` leaves it) by a sequential loop over its
+    blocks, each block an `omp.parallel` team of exactly as many threads as
+    the block has (a kernel with no barrier and no warp-level op, whose
+    threads are independent, by one `scf.parallel` over all blocks and
+    threads instead), the thread ids from `omp_get_thread_num`, `gpu.barrier`
+    as `omp.barrier`, the workgroup attributions as one stack buffer per
+    launch; `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref
+    forms; the warp-level matrix ops of the tensor-core kernel
+    (`gpu.subgroup_mma_*`) work on a private copy of the whole fragment in
+    each lane, their operands rounded to tf32. The kernel bodies are cloned
+    unchanged otherwise, barriers and shared memory included, so the numerical tests check the IR the GPU runs
+    against the float64 reference where no GPU is (docs/gpu.md).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::omp::OpenMPDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def HktNvvmAlignWorkgroupMemoryPass : Pass<"hkt-nvvm-align-workgroup-memory"> {
+  let summary = "Align every workgroup attribution of the kernels (llvm.align) for the tensor cores";
+  let description = [{
+    Kernel outlining keeps a launch's workgroup attributions without an
+    alignment, and `convert-gpu-to-nvvm` then aligns each shared array to
+    its element type (`.shared .align 4`). `wmma.load` / `wmma.store` need
+    256-bit aligned fragment addresses, so this pass (run after outlining)
+    sets `llvm.align` on every workgroup attribution of every `gpu.func`
+    that has less; the NVVM lowering puts it on the shared array.
+
+    ```mlir
+    gpu.func @k() workgroup(%s : memref<16x16xf32, #gpu.address_space<workgroup>>) kernel
+    // becomes
+    gpu.func @k() workgroup(%s : memref<16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 32 : i64}) kernel
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"32",
+           "Bytes (a power of two)">,
+  ];
+}
+
+#endif // HKT_PASSES_CODEGEN_NVVM_PASSES_TD

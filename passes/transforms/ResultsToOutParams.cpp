@@ -1,0 +1,91 @@
+//===- ResultsToOutParams.cpp - hkt-results-to-out-params -----------------===//
+//
+// Results of dynamic shape -> caller-allocated out-parameters, which
+// upstream buffer-results-to-out-params leaves as returned memrefs (see the
+// pass description).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/BitVector.h"
+
+namespace mlir::hkt {
+#define GEN_PASS_DEF_HKTRESULTSTOOUTPARAMSPASS
+#include "passes/transforms/Passes.h.inc"
+} // namespace mlir::hkt
+
+using namespace mlir;
+
+namespace {
+bool isDynamicMemRef(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && !memref.hasStaticShape();
+}
+
+LogicalResult convert(func::FuncOp fn, ModuleOp module) {
+  if (!SymbolTable::symbolKnownUseEmpty(fn, module))
+    return fn.emitError()
+           << "returns a memref of dynamic shape and has callers: only "
+              "entries (functions nothing calls) get out-parameters for "
+              "such results";
+  for (auto [i, type] : llvm::enumerate(fn.getResultTypes()))
+    if (!isa<MemRefType>(type))
+      return fn.emitError() << "result #" << i << " has type " << type
+                            << "; out-parameters are memrefs (bufferize "
+                               "first)";
+  unsigned numArgs = fn.getNumArguments(), numResults = fn.getNumResults();
+  SmallVector<Type> types(fn.getResultTypes());
+  for (auto [i, type] : llvm::enumerate(types))
+    (void)fn.insertArgument(numArgs + i, type, DictionaryAttr(), fn.getLoc());
+
+  SmallVector<func::ReturnOp> returns;
+  fn.walk([&](func::ReturnOp ret) { returns.push_back(ret); });
+  llvm::SmallPtrSet<Operation *, 4> hoisted;
+  OpBuilder b(fn.getContext());
+  for (func::ReturnOp ret : returns) {
+    b.setInsertionPoint(ret);
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      Value out = fn.getArgument(numArgs + i);
+      // A static buffer the function allocates and returns from its only
+      // return is the out-parameter itself (no copy), as upstream's
+      // hoist-static-allocs does. The rest is copied: a dynamic result's
+      // size is the one the caller allocated, from the same symbols.
+      auto alloc = value.getDefiningOp<memref::AllocOp>();
+      if (returns.size() == 1 && alloc && alloc.getType().hasStaticShape() &&
+          alloc.getType() == out.getType() &&
+          hoisted.insert(alloc).second) {
+        alloc.getResult().replaceAllUsesWith(out);
+        continue;
+      }
+      memref::CopyOp::create(b, ret.getLoc(), value, out);
+    }
+    b.setInsertionPoint(ret);
+    func::ReturnOp::create(b, ret.getLoc());
+    ret.erase();
+  }
+  for (Operation *alloc : hoisted)
+    alloc->erase();
+  (void)fn.eraseResults(llvm::BitVector(numResults, true));
+  return success();
+}
+
+struct HktResultsToOutParamsPass
+    : public mlir::hkt::impl::HktResultsToOutParamsPassBase<
+          HktResultsToOutParamsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (func::FuncOp fn :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (fn.isExternal() ||
+          llvm::none_of(fn.getResultTypes(), isDynamicMemRef))
+        continue;
+      if (failed(convert(fn, module)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

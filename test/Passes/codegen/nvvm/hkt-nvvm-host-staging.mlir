@@ -1,0 +1,89 @@
+// RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-host-staging | FileCheck %s
+
+// %x is read by a kernel (copied in, not out), %y written (copied out, not
+// in), the host allocation %t becomes device memory, and the workgroup
+// alloca at the kernel's top level a workgroup attribution. The host copy
+// of %t into %y (what buffer-results-to-out-params leaves) is a device copy.
+// CHECK-LABEL: func.func @stage
+// CHECK-SAME: (%[[X:.+]]: memref<8xf32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK: %[[DX:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT: gpu.memcpy %[[DX]], %[[X]] : memref<8xf32>, memref<8xf32>
+// CHECK-NEXT: %[[DY:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK-NOT: gpu.memcpy %[[DY]], %[[Y]]
+// CHECK: %[[T:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[SH:.+]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.alloca
+// CHECK: memref.load %[[DX]]
+// CHECK: memref.store %{{.+}}, %[[SH]]
+// CHECK: memref.store %{{.+}}, %[[T]]
+// CHECK: gpu.memcpy %[[DY]], %[[T]]
+// CHECK: gpu.dealloc %[[T]]
+// CHECK: gpu.memcpy %[[Y]], %[[DY]]
+// CHECK: gpu.dealloc %[[DX]]
+// CHECK: gpu.dealloc %[[DY]]
+// CHECK-NEXT: return
+func.func @stage(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %t = memref.alloc() : memref<8xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %sh = memref.alloca() : memref<8xf32, #gpu.address_space<workgroup>>
+    %v = memref.load %x[%tx] : memref<8xf32>
+    memref.store %v, %sh[%tx] : memref<8xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %w = memref.load %sh[%tx] : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %t[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  memref.copy %t, %y : memref<8xf32> to memref<8xf32>
+  memref.dealloc %t : memref<8xf32>
+  return
+}
+
+// -----
+
+// A constant a kernel reads gets a device copy per call; views of an
+// argument count as the argument (here: written through a reshape).
+// CHECK-LABEL: func.func @global_and_view
+// CHECK-SAME: (%[[Y:.+]]: memref<2x4xf32>)
+// CHECK: %[[DY:.+]] = gpu.alloc () : memref<2x4xf32>
+// CHECK: %[[G:.+]] = memref.get_global @table : memref<8xf32>
+// CHECK: %[[DG:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK: gpu.memcpy %[[DG]], %[[G]]
+// CHECK: memref.collapse_shape %[[DY]]
+// CHECK: gpu.memcpy %[[Y]], %[[DY]]
+// CHECK: gpu.dealloc %[[DG]]
+memref.global "private" constant @table : memref<8xf32> = dense<1.0>
+func.func @global_and_view(%y: memref<2x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %g = memref.get_global @table : memref<8xf32>
+  %flat = memref.collapse_shape %y [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = memref.load %g[%tx] : memref<8xf32>
+    memref.store %v, %flat[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Host code that still reads a buffer a kernel uses: an error, not a crash
+// on the device pointer.
+func.func @host_load(%x: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %x[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  // expected-error @+1 {{'memref.load' op reads or writes device memory on the host (the GPU path expects every access inside a kernel)}}
+  %v = memref.load %x[%c0] : memref<8xf32>
+  return %v : f32
+}
