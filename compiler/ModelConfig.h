@@ -14,6 +14,8 @@
 #ifndef HKT_COMPILER_MODELCONFIG_H
 #define HKT_COMPILER_MODELCONFIG_H
 
+#include "passes/autodiff/ModelEntries.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
@@ -42,7 +44,6 @@ std::string modelConfigToJson(const ModelConfig &config);
 
 /// The private batch-1 functions the entries run once per row.
 inline constexpr const char *kLogitsRow = "logits_row";
-inline constexpr const char *kLossRow = "loss_row";
 
 /// Builds `func.func @logits(tokens, <parameters>) -> logits` and
 /// `func.func @loss(tokens, labels, <parameters>) -> loss` for any batch B
@@ -56,27 +57,6 @@ inline constexpr const char *kLossRow = "loss_row";
 OwningOpRef<ModuleOp> buildModelModule(MLIRContext &context,
                                        const ModelConfig &config,
                                        int64_t maxBatch, Location loc);
-
-/// Adds the entry `loss_grad(tokens, labels, <parameters>, dloss) -> (loss,
-/// d<parameter>...)` over the rows of a batch, from `loss_row_grad`
-/// (hkt-differentiate of kLossRow with return-values): each row gets the
-/// seed dloss / B, the gradients are summed over the rows, the loss is their
-/// mean. `dloss` defaults to 1.
-LogicalResult addModelGradientEntry(ModuleOp module, int64_t maxBatch);
-
-/// The training step's entry and the names of the optimizer state.
-inline constexpr const char *kTrainStep = "train_step";
-inline constexpr const char *kAdamFirstMoment = "adam.m.";
-inline constexpr const char *kAdamSecondMoment = "adam.v.";
-
-/// Adds `train_step(tokens, labels, <parameters>, adam.m.<p>..., adam.v.<p>...,
-/// lr, beta1, beta2, eps, weight_decay, step) -> loss`: one AdamW step
-/// (decoupled weight decay on the matrices, bias-corrected moments, as
-/// PyTorch's AdamW) on the gradient of the mean loss from `loss_grad`. The
-/// parameters and both moments are in-out arguments, updated in place; the
-/// loss is that of the parameters before the step. `step` is the 1-based
-/// step number t of the bias corrections 1 - beta^t.
-LogicalResult addModelTrainStep(ModuleOp module);
 
 } // namespace mlir::hkt
 

@@ -8,7 +8,7 @@
 
 #include "dialect/OnlineAttentionTile.h"
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -90,6 +90,29 @@ void buildHktNvvmPipeline(OpPassManager &pm,
 void buildHktGpuEmulationPipeline(OpPassManager &pm,
                                   const NvvmPipelineOptions &options = {});
 
+/// Options of the autodiff pipeline.
+struct AutodiffPipelineOptions
+    : public PassPipelineOptions<AutodiffPipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Run hkt-fuse first, so that the fused "
+                                   "attention is differentiated (the fused "
+                                   "pipeline's backward, never T x T)"),
+                    llvm::cl::init(true)};
+  Option<bool> model{*this, "model",
+                     llvm::cl::desc("A model module (hkt-compile --model): "
+                                    "differentiate its loss row and add the "
+                                    "loss_grad and train_step entries"),
+                     llvm::cl::init(false)};
+  Option<int64_t> maxBatch{*this, "max-batch",
+                           llvm::cl::desc("model: the largest batch"),
+                           llvm::cl::init(kDefaultMaxBatch)};
+};
+
+/// The gradient entries hkt-compile --backward adds (and a model's training
+/// entries): [hkt-fuse], hkt-differentiate, [hkt-model-training-entries].
+void buildHktAutodiffPipeline(OpPassManager &pm,
+                              const AutodiffPipelineOptions &options = {});
+
 /// Registers the passes and the named pipelines (hkt-cpu-reference-pipeline).
 void registerHktPassesAndPipelines();
 

@@ -31,6 +31,11 @@ inline constexpr llvm::StringLiteral kReferencePipelineArg =
 /// tile-q / tile-k, hkt-compile --tile-q / --tile-k): 64 x 64 score tiles
 /// keep a tile's scores, P and the 64 x d accumulator in L1/L2 and gave the
 /// benchmark table of docs/performance.md.
+/// The gradient and training-step pipeline (hkt-compile --backward, and the
+/// training entries of --model), and the default largest batch of a model.
+inline constexpr llvm::StringLiteral kAutodiffPipelineArg =
+    "hkt-autodiff-pipeline";
+inline constexpr int64_t kDefaultMaxBatch = 1024;
 inline constexpr int64_t kDefaultTileQ = 64;
 inline constexpr int64_t kDefaultTileK = 64;
 /// hkt.online_attention_backward on key sequences of at least this length

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/autodiff/ModelEntries.h"
 
-#include "dialect/Adjoints.h"
 #include "dialect/HKTDialect.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -236,12 +236,38 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::hkt::buildHktAutodiffPipeline(
+    OpPassManager &pm, const AutodiffPipelineOptions &options) {
+  if (options.fuse)
+    pm.addPass(createHktFusePass());
+  HktDifferentiatePassOptions differentiate;
+  if (options.model) {
+    // The model's loss row, with the loss returned beside its gradient
+    // (hkt-run --grads prints it); the batched entries come from that.
+    differentiate.functions = {kLossRow};
+    differentiate.returnValues = true;
+  }
+  pm.addPass(createHktDifferentiatePass(differentiate));
+  if (options.model) {
+    HktModelTrainingEntriesPassOptions entries;
+    entries.maxBatch = options.maxBatch;
+    pm.addPass(createHktModelTrainingEntriesPass(entries));
+  }
+}
+
 void mlir::hkt::registerHktPassesAndPipelines() {
   registerHktTransformsPasses();
   registerHktAutodiffPasses();
   registerHktConversionPasses();
   registerHktCpuCodegenPasses();
   registerHktNvvmCodegenPasses();
+  PassPipelineRegistration<AutodiffPipelineOptions>(
+      kAutodiffPipelineArg,
+      "Add the gradient entries (NAME_grad; for a model, loss_grad and "
+      "train_step), as hkt-compile --backward / --model do",
+      [](OpPassManager &pm, const AutodiffPipelineOptions &options) {
+        buildHktAutodiffPipeline(pm, options);
+      });
   PassPipelineRegistration<>(
       kReferencePipelineArg,
       "Lower hkt to the LLVM dialect through the reference path "

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "passes/autodiff/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

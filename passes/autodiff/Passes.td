@@ -61,4 +61,34 @@ def HktDifferentiatePass : Pass<"hkt-differentiate", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def HktModelTrainingEntriesPass
+    : Pass<"hkt-model-training-entries", "::mlir::ModuleOp"> {
+  let summary = "Add the model's batched gradient entry and its AdamW train step";
+  let description = [{
+    Runs after `hkt-differentiate` has built `loss_row_grad` (the gradient
+    of the model's private batch-1 loss, with `return-values`). Adds
+    `loss_grad(tokens, labels, <parameters>, dloss) -> (loss, d<p>...)`,
+    which runs `loss_row_grad` on every row of a batch of dynamic size B in
+    [1, max-batch] (each row gets dloss / B, gradients are summed over the
+    rows, the loss is their mean), and `train_step(tokens, labels,
+    <parameters>, adam.m.<p>..., adam.v.<p>..., lr, beta1, beta2, eps,
+    weight_decay, step) -> loss`: one AdamW step on that gradient, the
+    parameters and moments updated in place (in-out arguments).
+
+    `hkt-autodiff-pipeline="model=true"` runs it after `hkt-differentiate`,
+    as `hkt-compile --model` does (docs/training.md).
+  }];
+  let options = [
+    Option<"maxBatch", "max-batch", "int64_t",
+           /*default=*/"::mlir::hkt::kDefaultMaxBatch",
+           "The largest batch the entries take (the bound of B)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // HKT_PASSES_AUTODIFF_PASSES_TD

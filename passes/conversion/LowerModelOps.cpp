@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
-#include "dialect/ModelMath.h"
+#include "dialect/Utils/LinalgBuilders.h"
+#include "dialect/Utils/ModelMath.h"
 #include "passes/conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "passes/conversion/Passes.h"
 #include "passes/transforms/Passes.h"
 

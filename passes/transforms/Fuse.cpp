@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "passes/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -50,7 +50,7 @@ static cl::opt<int64_t> modelBatch(
     "max-batch",
     cl::desc("--model: the largest batch a call takes (default 1024); the "
              "batch is dynamic, any B in [1, N] runs"),
-    cl::init(1024), cl::cat(category));
+    cl::init(hkt::kDefaultMaxBatch), cl::cat(category));
 static cl::alias modelBatchAlias("batch",
                                  cl::desc("Alias for --max-batch"),
                                  cl::aliasopt(modelBatch), cl::cat(category));
@@ -223,24 +223,16 @@ int main(int argc, char **argv) {
     // Entries: every public function of IN.mlir, or the layer.
     // The model: the gradient of the loss, which its gradient entry also
     // returns (hkt-run --grads prints it).
-    hkt::HktDifferentiatePassOptions differentiate;
-    if (!modelFile.empty()) {
-      differentiate.functions = {hkt::kLossRow};
-      differentiate.returnValues = true;
-    }
-    PassManager pm(&context);
+    hkt::AutodiffPipelineOptions autodiff;
     // The fused pipeline differentiates the fused attention
     // (hkt.fused_attention -> hkt.online_attention_backward, never T x T);
     // the reference pipeline the step ops (the materialised backward).
-    if (pipeline.getValue() == hkt::kFusedPipeline)
-      pm.addPass(hkt::createHktFusePass());
-    pm.addPass(hkt::createHktDifferentiatePass(differentiate));
+    autodiff.fuse = pipeline.getValue() == hkt::kFusedPipeline;
+    autodiff.model = model;
+    autodiff.maxBatch = modelBatch;
+    PassManager pm(&context);
+    hkt::buildHktAutodiffPipeline(pm, autodiff);
     if (failed(pm.run(*module)))
-      return 1;
-    // The model's gradient entry runs the row's gradient on every row; the
-    // training step is an AdamW update on it.
-    if (model && (failed(hkt::addModelGradientEntry(*module, modelBatch)) ||
-                  failed(hkt::addModelTrainStep(*module))))
       return 1;
   }
 

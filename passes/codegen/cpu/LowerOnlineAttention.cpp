@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "dialect/OnlineAttentionTile.h"
 #include "passes/codegen/cpu/Passes.h"
 #include "passes/transforms/Passes.h"

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialect/ModelMath.h"
-#include "dialect/LinalgBuilders.h"
+#include "dialect/Utils/ModelMath.h"
+#include "dialect/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

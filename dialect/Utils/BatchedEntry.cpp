@@ -1,0 +1,227 @@
+//===- BatchedEntry.cpp - entries that run a row function per row --------===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Utils/BatchedEntry.h"
+#include "dialect/HKTOps.h"
+#include "runtime/ModuleFormat.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+namespace attr = ::hkt::format::attr;
+
+func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
+                               StringRef name, int64_t maxBatch,
+                               ArrayRef<Combine> combine,
+                               std::optional<unsigned> seed) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  FunctionType rowType = row.getFunctionType();
+  auto batched = [&](Type t) {
+    auto tensor = cast<RankedTensorType>(t);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[0] = ShapedType::kDynamic;
+    return RankedTensorType::get(shape, tensor.getElementType());
+  };
+  auto symbolsOf = [&](RankedTensorType t) {
+    SmallVector<Attribute> symbols(t.getRank(), b.getStringAttr(""));
+    symbols[0] = b.getStringAttr("B");
+    return b.getArrayAttr(symbols);
+  };
+  auto isRowArg = [&](unsigned i) {
+    auto n = row.getArgAttrOfType<StringAttr>(i, attr::kName);
+    return n && (n.getValue() == "tokens" || n.getValue() == "labels");
+  };
+  SmallVector<Type> inputs, results;
+  for (auto [i, t] : llvm::enumerate(rowType.getInputs()))
+    inputs.push_back(isRowArg(i) ? batched(t) : t);
+  for (auto [i, t] : llvm::enumerate(rowType.getResults()))
+    results.push_back(combine[i] == Combine::Rows ? batched(t) : t);
+  auto fn = func::FuncOp::create(b, loc, name,
+                                 b.getFunctionType(inputs, results));
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    NamedAttrList attrs(row.getArgAttrDict(i));
+    if (isRowArg(i)) {
+      auto t = cast<RankedTensorType>(inputs[i]);
+      SmallVector<int64_t> bounds(t.getShape());
+      bounds[0] = maxBatch;
+      attrs.set(attr::kBounds, b.getDenseI64ArrayAttr(bounds));
+      attrs.set(attr::kDims, symbolsOf(t));
+    }
+    fn.setArgAttrs(i, attrs.getDictionary(ctx));
+  }
+  for (unsigned i = 0; i < results.size(); ++i) {
+    NamedAttrList attrs(row.getResultAttrDict(i));
+    if (combine[i] == Combine::Rows)
+      attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i])));
+    fn.setResultAttrs(i, attrs.getDictionary(ctx));
+  }
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value tokens = fn.getArgument(0);
+  Value batch = tensor::DimOp::create(b, loc, tokens, c0);
+  Value batchF32 = arith::UIToFPOp::create(
+      b, loc, f32,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
+  // d loss_row = d loss / B.
+  Value rowSeed;
+  if (seed) {
+    Value d = tensor::ExtractOp::create(b, loc, fn.getArgument(*seed));
+    rowSeed = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, f32),
+        ValueRange{arith::DivFOp::create(b, loc, d, batchF32)});
+  }
+  auto index = [&](int64_t v) { return b.getIndexAttr(v); };
+  auto zerosOf = [&](OpBuilder &nb, Location nloc, RankedTensorType t) {
+    Value zero =
+        arith::ConstantOp::create(nb, nloc, f32, nb.getF32FloatAttr(0));
+    Value empty =
+        tensor::EmptyOp::create(nb, nloc, t.getShape(), t.getElementType());
+    return linalg::FillOp::create(nb, nloc, zero, empty).getResult(0);
+  };
+  /// The call of the row function on row `r`.
+  auto callRow = [&](OpBuilder &nb, Location nloc, Value r) {
+    SmallVector<Value> args;
+    for (auto [i, t] : llvm::enumerate(rowType.getInputs())) {
+      Value arg = fn.getArgument(i);
+      if (seed && i == *seed) {
+        args.push_back(rowSeed);
+      } else if (isRowArg(i)) {
+        auto rowT = cast<RankedTensorType>(t);
+        int64_t rank = rowT.getRank();
+        SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+        offsets[0] = r;
+        SmallVector<OpFoldResult> sizes, strides(rank, nb.getIndexAttr(1));
+        for (int64_t d : rowT.getShape())
+          sizes.push_back(nb.getIndexAttr(d));
+        args.push_back(tensor::ExtractSliceOp::create(nb, nloc, rowT, arg,
+                                                      offsets, sizes, strides));
+      } else {
+        args.push_back(arg);
+      }
+    }
+    return func::CallOp::create(nb, nloc, row, args);
+  };
+  /// Inserts `value` (rank k) at index `at` of dimension 0 of `into` (rank
+  /// k + 1, the row or chunk dimension first), in a parallel terminator.
+  auto insertAt = [&](OpBuilder &nb, Location nloc, Value value, Value into,
+                      Value at) {
+    auto t = cast<RankedTensorType>(value.getType());
+    SmallVector<OpFoldResult> offsets(t.getRank() + 1, nb.getIndexAttr(0));
+    offsets[0] = at;
+    SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1)};
+    for (int64_t d : t.getShape())
+      sizes.push_back(nb.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(t.getRank() + 1, nb.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(nb, nloc, value, into, offsets,
+                                          sizes, strides);
+  };
+
+  SmallVector<Value> returned;
+  if (llvm::all_of(combine, [](Combine c) { return c == Combine::Rows; })) {
+    // Every row on its own: one parallel loop over the rows, each writing
+    // its row of the results (the row's own parallel loops then run on the
+    // thread that runs the row).
+    SmallVector<Value> inits;
+    for (Type t : results) {
+      auto tensor = cast<RankedTensorType>(t);
+      inits.push_back(tensor::EmptyOp::create(b, loc, tensor.getShape(),
+                                              tensor.getElementType(),
+                                              ValueRange{batch}));
+    }
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch},
+                                        inits, std::nullopt);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value r = forall.getInductionVars()[0];
+    auto call = callRow(b, loc, r);
+    b.setInsertionPointToStart(&forall.getTerminator().getRegion().front());
+    for (auto [i, value] : llvm::enumerate(call.getResults())) {
+      // The row's 1 x N result is row r of the B x N result.
+      auto rowT = cast<RankedTensorType>(value.getType());
+      SmallVector<OpFoldResult> offsets(rowT.getRank(), index(0));
+      offsets[0] = r;
+      SmallVector<OpFoldResult> sizes, strides(rowT.getRank(), index(1));
+      for (int64_t d : rowT.getShape())
+        sizes.push_back(index(d));
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, value, forall.getRegionIterArgs()[i], offsets, sizes,
+          strides);
+    }
+    llvm::append_range(returned, forall.getResults());
+  } else {
+    // Sums over the rows: kRowChunks chunks in parallel, chunk c summing
+    // rows c, c + kRowChunks, ... in order, then the chunks summed in order:
+    // the same additions whatever the thread count (a resumed run continues
+    // bit for bit).
+    assert(llvm::none_of(combine, [](Combine c) { return c == Combine::Rows; }));
+    SmallVector<RankedTensorType> partialTypes;
+    SmallVector<Value> inits;
+    for (auto [i, t] : llvm::enumerate(results)) {
+      auto tensor = cast<RankedTensorType>(t);
+      SmallVector<int64_t> shape = {kRowChunks};
+      llvm::append_range(shape, tensor.getShape());
+      partialTypes.push_back(RankedTensorType::get(shape, f32));
+      inits.push_back(zerosOf(b, loc, partialTypes.back()));
+    }
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{index(kRowChunks)}, inits,
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(forall.getBody());
+      Value chunk = forall.getInductionVars()[0];
+      SmallVector<Value> chunkInits;
+      for (Type t : results)
+        chunkInits.push_back(zerosOf(b, loc, cast<RankedTensorType>(t)));
+      Value step = arith::ConstantIndexOp::create(b, loc, kRowChunks);
+      auto rows = scf::ForOp::create(
+          b, loc, chunk, batch, step, chunkInits,
+          [&](OpBuilder &nb, Location nloc, Value r, ValueRange acc) {
+            auto call = callRow(nb, nloc, r);
+            SmallVector<Value> next;
+            for (auto [i, value] : llvm::enumerate(call.getResults()))
+              next.push_back(linalg::AddOp::create(nb, nloc,
+                                                   ValueRange{value, acc[i]},
+                                                   ValueRange{acc[i]})
+                                 .getResult(0));
+            scf::YieldOp::create(nb, nloc, next);
+          });
+      b.setInsertionPointToStart(&forall.getTerminator().getRegion().front());
+      for (auto [i, value] : llvm::enumerate(rows.getResults()))
+        insertAt(b, loc, value, forall.getRegionIterArgs()[i], chunk);
+    }
+    for (auto [i, partial] : llvm::enumerate(forall.getResults())) {
+      auto t = cast<RankedTensorType>(results[i]);
+      Value sum =
+          linalg::ReduceOp::create(
+              b, loc, ValueRange{partial}, ValueRange{zerosOf(b, loc, t)},
+              ArrayRef<int64_t>{0},
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                linalg::YieldOp::create(
+                    nb, nloc,
+                    ValueRange{arith::AddFOp::create(nb, nloc, a[0], a[1])});
+              })
+              .getResult(0);
+      if (combine[i] == Combine::Mean) {
+        Value total = tensor::ExtractOp::create(b, loc, sum);
+        sum = tensor::FromElementsOp::create(
+            b, loc, RankedTensorType::get({}, f32),
+            ValueRange{arith::DivFOp::create(b, loc, total, batchF32)});
+      }
+      returned.push_back(sum);
+    }
+  }
+  func::ReturnOp::create(b, loc, returned);
+  return fn;
+}

@@ -1,0 +1,44 @@
+//===- BatchedEntry.h - entries that run a row function per row -*- C++ -*-===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The model's public entries (logits, loss, and the gradient entry that
+// autodiff adds) run a private batch-1 function on every row of a batch of
+// dynamic size; this builds them (compiler/ModelConfig.cpp and
+// passes/autodiff/ModelEntries.cpp share it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_DIALECT_UTILS_BATCHEDENTRY_H
+#define HKT_DIALECT_UTILS_BATCHEDENTRY_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace mlir::hkt {
+
+/// How a batched entry combines its row function's results over the rows.
+enum class Combine { Rows, Mean, Sum };
+
+/// The rows of a sum over the batch run in this many chunks in parallel.
+constexpr int64_t kRowChunks = 8;
+
+/// Builds the public entry `name` that runs the private batch-1 function
+/// `row` on every row of a batch of dynamic size B: `tokens` (B x max_len)
+/// and `labels` (B), if `row` takes them, are sliced one row per call, every
+/// other argument is passed through, except `seed` (an argument index, if
+/// any), the gradient of the mean loss, which each row receives divided by
+/// B. Results: `Rows` stacks the rows' 1 x N results into B x N, `Mean`
+/// averages scalar results, `Sum` adds the rest (gradients of parameters).
+func::FuncOp buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
+                               StringRef name, int64_t maxBatch,
+                               ArrayRef<Combine> combine,
+                               std::optional<unsigned> seed);
+
+} // namespace mlir::hkt
+
+#endif // HKT_DIALECT_UTILS_BATCHEDENTRY_H
