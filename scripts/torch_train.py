@@ -18,7 +18,7 @@ says how it was installed):
 
 It also says whether every step's loss was finite (losses_finite) and the
 largest loss: at a high --lr, whether float32 PyTorch stays finite where
-`hkt-run train` is asked to (test/Tools/train-sharp.test).
+`hkt-run train` is asked to (test/Integration/train-sharp.test).
 """
 
 import argparse

@@ -418,355 +418,433 @@ const Entry *chooseEntry(const CompiledModule &module, const Options &o,
        entryListing(module.entries()));
 }
 
+/// One call of an entry: the phases of `hkt-run OUT ...`, in order; each
+/// fails with a message naming the argument or file at fault.
+class EntryCall {
+public:
+  EntryCall(const Options &o, const CompiledModule &module, const Entry &entry,
+            std::string chosenBecause, int64_t threads)
+      : o(o), module(module), manifest(module.manifest()), entry(&entry),
+        spec(entry.spec()), entryName("entry '" + spec.name + "'"),
+        chosenBecause(std::move(chosenBecause)), threads(threads) {}
+
+  int run() {
+    checkOutputs();
+    bindFilesAndParams();
+    padTokens();
+    fillUnbound();
+    checkTokenRows();
+    refuseUnbound();
+    prepareCall();
+    callAndTime();
+    writeOutputs();
+    writeGradients();
+    return 0;
+  }
+
+private:
+  /// Checks --output names before any work (an in-out argument is an output
+  /// too: its value after the call).
+  void checkOutputs() {
+    std::set<std::string> outputNames, outputFiles;
+    for (const auto &[name, file] : o.outputs) {
+      const TensorSpec *arg = spec.findArg(name);
+      if (!spec.findResult(name) && !(arg && arg->isInOut())) {
+        if (!spec.hasInOutArgs())
+          fail("--output " + name + "=" + file + ": " + entryName +
+               " has no result '" + name +
+               "'; its results are: " + nameList(spec.results));
+        fail("--output " + name + "=" + file + ": " + entryName +
+             " has no result or in-out argument '" + name +
+             "'; its results are: " + nameList(spec.results) +
+             "; its in-out arguments: " + nameList(spec.args, isInOut));
+      }
+      if (!outputNames.insert(name).second)
+        fail("result '" + name + "' is given to --output twice");
+      if (!outputFiles.insert(file).second)
+        fail("two --output options write the same file '" + file + "'");
+    }
+  }
+
+  /// Binds arguments from --input files, then --params tensors.
+  void bindFilesAndParams() {
+    for (const auto &[name, file] : o.inputs) {
+      const TensorSpec *arg = spec.findArg(name);
+      if (!arg)
+        fail("--input " + name + "=" + file + ": " + entryName +
+             " has no argument '" + name +
+             "'; its arguments are: " + nameList(spec.args));
+      if (bound.count(name))
+        fail("argument '" + name + "' is bound twice: by " +
+             bound[name].source + " and by file " + file);
+      Expected<Tensor> t = readNpy(file);
+      if (!t)
+        fail(t.message());
+      bound[name] = {std::move(t).value(), "file " + file};
+    }
+    for (const std::string &paramsFile : o.params) {
+      Expected<SafeTensorsFile> params = readSafeTensors(paramsFile);
+      if (!params)
+        fail(params.message());
+      bool checkpoint = isCheckpointMetadata(params->metadata);
+      for (NamedTensor &nt : params->tensors) {
+        std::string name = nt.name;
+        if (o.paramsPrefix) {
+          if (name.rfind(*o.paramsPrefix, 0) != 0)
+            continue;
+          name.erase(0, o.paramsPrefix->size());
+        }
+        std::string source = "params " + paramsFile + " ('" + nt.name + "')";
+        // A checkpoint's optimizer state is its own, not a misspelt weight:
+        // skipped unless the entry takes it (train_step).
+        if (!spec.findArg(name) && checkpoint && isOptimizerState(nt.name)) {
+          ++skipped[paramsFile];
+          continue;
+        }
+        if (!spec.findArg(name))
+          fail("unused tensor '" + nt.name + "' in " + paramsFile + ": " +
+               entryName + " has no argument " +
+               (name == nt.name
+                    ? std::string("of that name")
+                    : "'" + name + "' (after stripping the prefix '" +
+                          *o.paramsPrefix + "')") +
+               "; its arguments are: " + nameList(spec.args));
+        if (bound.count(name))
+          fail("argument '" + name + "' is bound twice: by " +
+               bound[name].source + " and by " + source);
+        bound[name] = {std::move(nt.tensor), source};
+      }
+    }
+  }
+
+  /// SPEC's classifier: short token rows padded with 0 to max_len.
+  void padTokens() {
+    // SPEC's classifier (hkt-compile --model): `tokens` (B x max_len, int) may
+    // be shorter than max_len and is padded with 0, which is exact (padding is
+    // masked and the mean-pool counts valid positions); longer is an error.
+    if (const TensorSpec *tok = spec.findArg("tokens");
+        tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
+        bound.count("tokens")) {
+      Tensor &given = bound["tokens"].tensor;
+      const std::vector<int64_t> &gs = given.shape();
+      int64_t maxLen = tok->shape[1];
+      if (gs.size() == 2 && given.dtype() == tok->dtype) {
+        if (gs[1] > maxLen)
+          fail(entryName + ": tokens have " + std::to_string(gs[1]) +
+               " positions, more than the model's max_len " +
+               std::to_string(maxLen) + " (from " + bound["tokens"].source +
+               ")");
+        size_t elt = dtypeSize(given.dtype());
+        if (gs[1] < maxLen) {
+          Expected<Tensor> padded =
+              Tensor::allocate(given.dtype(), {gs[0], maxLen});
+          if (!padded)
+            fail("tokens: " + padded.message());
+          auto *dst = static_cast<char *>(padded->data());
+          const auto *src = static_cast<const char *>(given.data());
+          std::memset(dst, 0, padded->byteSize());
+          for (int64_t r = 0; r < gs[0]; ++r)
+            std::memcpy(dst + r * maxLen * elt, src + r * gs[1] * elt,
+                        static_cast<size_t>(gs[1]) * elt);
+          given = std::move(padded).value();
+        }
+      }
+    }
+  }
+
+  /// Defaults, then --random values, for what no file or params bound.
+  void fillUnbound() {
+    // The sizes that bound arguments give the dynamic dimensions (mismatches
+    // are reported below): filled arguments take them.
+    DimSizes sizes;
+    for (const TensorSpec &arg : spec.args)
+      if (auto it = bound.find(arg.name); it != bound.end())
+        (void)arg.matchShape(it->second.tensor.shape(), sizes, "");
+    for (const TensorSpec &arg : spec.args) {
+      if (bound.count(arg.name))
+        continue;
+      if (!arg.defaultValue && !o.seed) {
+        unbound.push_back(arg.name);
+        continue;
+      }
+      Expected<Tensor> t =
+          Tensor::allocate(arg.dtype, arg.concreteShape(sizes));
+      if (!t)
+        fail("argument '" + arg.name + "': " + t.message());
+      if (arg.defaultValue) {
+        if (arg.defaultValue->isInteger)
+          fillConstantInt(*t, arg.defaultValue->intValue);
+        else
+          fillConstant(*t, arg.defaultValue->floatValue);
+        bound[arg.name] = {std::move(t).value(),
+                           "default " + arg.defaultValue->str()};
+      } else {
+        fillRandom(*t, *o.seed, arg.name, arg.range);
+        bound[arg.name] = {std::move(t).value(),
+                           "random (seed " + std::to_string(*o.seed) + ")"};
+      }
+    }
+  }
+
+  /// A model row must have a first token.
+  void checkTokenRows() {
+    // A model row must have a first token (SPEC: a row of length 0 is an
+    // input error). --random's tokens get one: their first position is moved
+    // off the padding id.
+    if (const TensorSpec *tok = spec.findArg("tokens");
+        tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
+        bound.count("tokens")) {
+      Binding &b = bound["tokens"];
+      const std::vector<int64_t> &shape = b.tensor.shape();
+      size_t elt = dtypeSize(b.tensor.dtype());
+      bool random = b.source.rfind("random", 0) == 0;
+      if (shape.size() == 2 && b.tensor.dtype() == tok->dtype &&
+          (elt == 4 || elt == 8))
+        for (int64_t r = 0; r < shape[0]; ++r) {
+          char *first =
+              static_cast<char *>(b.tensor.data()) + r * shape[1] * elt;
+          int64_t value = 0;
+          if (elt == 4) {
+            int32_t v;
+            std::memcpy(&v, first, 4);
+            value = v;
+          } else {
+            std::memcpy(&value, first, 8);
+          }
+          if (value != 0)
+            continue;
+          if (!random)
+            fail(entryName + ": row " + std::to_string(r) +
+                 " of tokens is all padding (its first token is 0, so its "
+                 "length is 0; from " +
+                 b.source + ")");
+          if (elt == 4) {
+            int32_t one = 1;
+            std::memcpy(first, &one, 4);
+          } else {
+            int64_t one = 1;
+            std::memcpy(first, &one, 8);
+          }
+        }
+    }
+  }
+
+  /// Names every argument still unbound.
+  void refuseUnbound() {
+    if (!unbound.empty()) {
+      std::string list;
+      for (const std::string &n : unbound) {
+        const TensorSpec *arg = spec.findArg(n);
+        list += (list.empty() ? "" : ", ") +
+                ("'" + n + "' (" + arg->describe() + ")");
+      }
+      fail(
+          entryName + " has unbound argument" +
+          (unbound.size() > 1 ? "s " : " ") + list + "; bind with --input " +
+          unbound.front() +
+          "=FILE.npy or --params FILE.safetensors, or fill with --random SEED");
+    }
+  }
+
+  /// Checks the bound tensors against the entry; allocates the results.
+  void prepareCall() {
+    // Entry::call checks these too, but here the message can say where the
+    // offending tensor came from.
+    DimSizes callSizes;
+    for (const TensorSpec &arg : spec.args) {
+      const Binding &b = bound[arg.name];
+      std::string who = entryName + ": " +
+                        (arg.isInOut() ? "in-out argument '" : "input '") +
+                        arg.name + "'";
+      if (b.tensor.dtype() != arg.dtype)
+        fail(who + " has dtype " + dtypeName(b.tensor.dtype()) + ", expected " +
+             dtypeName(arg.dtype) + " (from " + b.source + ")");
+      if (Status s = arg.matchShape(b.tensor.shape(), callSizes, who); !s.ok())
+        fail(s.message() + " (from " + b.source + ")");
+      args.push_back(&bound[arg.name].tensor);
+    }
+    Expected<std::vector<std::vector<int64_t>>> resultShapes =
+        entry->resultShapes(
+            std::vector<const Tensor *>(args.begin(), args.end()));
+    if (!resultShapes)
+      fail(resultShapes.message());
+    for (size_t i = 0; i < spec.results.size(); ++i) {
+      const TensorSpec &res = spec.results[i];
+      Expected<Tensor> t = Tensor::allocate(res.dtype, (*resultShapes)[i]);
+      if (!t)
+        fail("result '" + res.name + "': " + t.message());
+      resultStorage.push_back(std::move(t).value());
+    }
+    for (Tensor &t : resultStorage)
+      results.push_back(&t);
+  }
+
+  /// The log lines, the call, and --bench's timing.
+  void callAndTime() {
+    if (!o.quiet) {
+      std::fprintf(stderr, "hkt-run: module '%s', %s%s\n", o.moduleDir.c_str(),
+                   entryName.c_str(), chosenBecause.c_str());
+      for (const TensorSpec &arg : spec.args)
+        std::fprintf(stderr, "  arg %s: %s from %s%s\n", arg.name.c_str(),
+                     bound[arg.name].tensor.describe().c_str(),
+                     bound[arg.name].source.c_str(),
+                     arg.isInOut() ? " (in-out)" : "");
+      for (const auto &[file, n] : skipped)
+        std::fprintf(stderr,
+                     "  skipped %lld optimizer-state tensors (%s*, %s*) of the "
+                     "checkpoint %s: %s takes no such argument\n",
+                     static_cast<long long>(n), checkpoint::kFirstMoment,
+                     checkpoint::kSecondMoment, file.c_str(),
+                     entryName.c_str());
+    }
+
+    // Entry::call checks dtypes, shapes and ranges before running the code.
+    auto callOnce = [&]() -> double {
+      auto start = std::chrono::steady_clock::now();
+      if (Status s = entry->call(args, results); !s.ok())
+        fail(s.message());
+      std::chrono::duration<double, std::milli> ms =
+          std::chrono::steady_clock::now() - start;
+      return ms.count();
+    };
+    double firstMs = callOnce();
+    if (!o.quiet)
+      std::fprintf(stderr, "hkt-run: call took %.3f ms (%lld threads)\n",
+                   firstMs, static_cast<long long>(threads));
+    bool cuda = manifest.target.kind == TargetKind::Cuda;
+    if (cuda)
+      (void)takeCudaKernelSpanMs(); // the warm-up call's
+    if (o.bench) {
+      std::vector<double> times, deviceTimes;
+      for (int64_t i = 0; i < *o.bench; ++i) {
+        times.push_back(callOnce());
+        if (cuda)
+          if (std::optional<double> ms = takeCudaKernelSpanMs())
+            deviceTimes.push_back(*ms);
+      }
+      size_t ioBytes = 0;
+      for (const Tensor *t : args)
+        ioBytes += t->byteSize();
+      for (const Tensor *t : results)
+        ioBytes += t->byteSize();
+      // cuda: the kernels' time from CUDA events (first launch to the end of
+      // the last kernel), beside the call's wall time (which adds the copies
+      // of the arguments and results).
+      std::string device;
+      if (!deviceTimes.empty())
+        device =
+            ",\"device_median_ms\":" + std::to_string(median(deviceTimes)) +
+            ",\"device_min_ms\":" +
+            std::to_string(
+                *std::min_element(deviceTimes.begin(), deviceTimes.end()));
+      std::printf("{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_rss_mb\":%.3f,"
+                  "\"inputs_mb\":%.3f,\"n\":%lld,\"threads\":%lld%s}\n",
+                  median(times), *std::min_element(times.begin(), times.end()),
+                  peakRssMiB(),
+                  static_cast<double>(ioBytes) / (1024.0 * 1024.0),
+                  static_cast<long long>(*o.bench),
+                  static_cast<long long>(threads), device.c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  /// --output files.
+  void writeOutputs() {
+    for (const auto &[name, file] : o.outputs) {
+      const Tensor *out = nullptr;
+      if (const TensorSpec *res = spec.findResult(name))
+        out = &resultStorage[static_cast<size_t>(res - spec.results.data())];
+      else
+        out = &bound[name].tensor; // an in-out argument
+      if (Status s = writeNpy(file, *out); !s.ok())
+        fail(s.message());
+      if (!o.quiet)
+        std::fprintf(stderr, "hkt-run: wrote %s (%s) to %s\n", name.c_str(),
+                     out->describe().c_str(), file.c_str());
+    }
+  }
+
+  /// --grads: every gradient under its argument's name.
+  void writeGradients() {
+    if (o.grads) {
+      // Every gradient result, under the name of the argument it is the
+      // gradient of: result `d<arg>` -> `<arg>` (hkt-differentiate's names).
+      // The other results (the model's loss) are printed, scalars as one JSON
+      // line.
+      std::vector<std::pair<std::string, const Tensor *>> named;
+      std::string values;
+      for (size_t i = 0; i < spec.results.size(); ++i) {
+        std::string name = spec.results[i].name;
+        if (name.size() > 1 && name[0] == 'd' && spec.findArg(name.substr(1))) {
+          named.emplace_back(name.substr(1), &resultStorage[i]);
+          continue;
+        }
+        const Tensor &v = resultStorage[i];
+        if (v.shape().empty() && v.dtype() == DType::F32) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.9g", *v.dataAs<float>());
+          values += (values.empty() ? "" : ",") + ("\"" + name + "\":") + buf;
+        } else {
+          named.emplace_back(name, &v);
+        }
+      }
+      if (!values.empty()) {
+        std::printf("{%s}\n", values.c_str());
+        std::fflush(stdout);
+      }
+      if (Status s = writeSafeTensors(*o.grads, named); !s.ok())
+        fail(s.message());
+      if (!o.quiet)
+        std::fprintf(stderr, "hkt-run: wrote %zu gradients to %s\n",
+                     named.size(), o.grads->c_str());
+    }
+  }
+
+  const Options &o;
+  const CompiledModule &module;
+  const Manifest &manifest;
+  const Entry *entry;
+  const EntrySpec &spec;
+  std::string entryName, chosenBecause;
+  int64_t threads;
+  std::map<std::string, Binding> bound;
+  std::map<std::string, int64_t> skipped; ///< optimizer state, per file
+  std::vector<std::string> unbound;
+  std::vector<Tensor *> args;
+  std::vector<Tensor> resultStorage;
+  std::vector<Tensor *> results;
+};
+
+/// --device: the module's target must be that device; checked before the
+/// module is opened (a cuda module's shared object loads its kernels).
+void checkDevice(const Options &o) {
+  // Before opening it: a cuda module's shared object loads its kernels.
+  Expected<Manifest> m = readManifest(o.moduleDir + "/manifest.json");
+  if (!m)
+    fail(m.message());
+  std::string kind = targetKindName(m->target.kind);
+  if (kind != *o.device)
+    fail("module '" + o.moduleDir + "' runs on " + kind +
+         (m->target.kind == TargetKind::Cuda ? " (" + m->target.arch + ")"
+                                             : std::string()) +
+         ", not on --device " + *o.device +
+         ": compile it with hkt-compile "
+         "--target " +
+         (*o.device == "cuda" ? "nvvm" : "cpu"));
+}
+
 int run(const Options &o) {
   int64_t threads = configureThreads(o);
-
-  if (o.device) {
-    // Before opening it: a cuda module's shared object loads its kernels.
-    Expected<Manifest> m = readManifest(o.moduleDir + "/manifest.json");
-    if (!m)
-      fail(m.message());
-    std::string kind = targetKindName(m->target.kind);
-    if (kind != *o.device)
-      fail("module '" + o.moduleDir + "' runs on " + kind +
-           (m->target.kind == TargetKind::Cuda ? " (" + m->target.arch + ")"
-                                               : std::string()) +
-           ", not on --device " + *o.device + ": compile it with hkt-compile "
-           "--target " + (*o.device == "cuda" ? "nvvm" : "cpu"));
-  }
+  if (o.device)
+    checkDevice(o);
   Expected<std::unique_ptr<CompiledModule>> loaded =
       CompiledModule::open(o.moduleDir);
   if (!loaded)
     fail(loaded.message());
-  const CompiledModule &module = **loaded;
-
-  const Manifest &manifest = module.manifest();
   std::string chosenBecause;
-  const Entry *entry = chooseEntry(module, o, chosenBecause);
-  const EntrySpec &spec = entry->spec();
-  std::string entryName = "entry '" + spec.name + "'";
-  checkMemoryBeforeAllocating(spec, threads);
-
-  // Check the outputs before doing any work. An in-out argument is an output
-  // too: its value after the call.
-  std::set<std::string> outputNames, outputFiles;
-  for (const auto &[name, file] : o.outputs) {
-    const TensorSpec *arg = spec.findArg(name);
-    if (!spec.findResult(name) && !(arg && arg->isInOut())) {
-      if (!spec.hasInOutArgs())
-        fail("--output " + name + "=" + file + ": " + entryName +
-             " has no result '" + name +
-             "'; its results are: " + nameList(spec.results));
-      fail("--output " + name + "=" + file + ": " + entryName +
-           " has no result or in-out argument '" + name +
-           "'; its results are: " + nameList(spec.results) +
-           "; its in-out arguments: " + nameList(spec.args, isInOut));
-    }
-    if (!outputNames.insert(name).second)
-      fail("result '" + name + "' is given to --output twice");
-    if (!outputFiles.insert(file).second)
-      fail("two --output options write the same file '" + file + "'");
-  }
-
-  // Bind arguments: files, then params, then defaults, then random values.
-  std::map<std::string, Binding> bound;
-  for (const auto &[name, file] : o.inputs) {
-    const TensorSpec *arg = spec.findArg(name);
-    if (!arg)
-      fail("--input " + name + "=" + file + ": " + entryName +
-           " has no argument '" + name +
-           "'; its arguments are: " + nameList(spec.args));
-    if (bound.count(name))
-      fail("argument '" + name + "' is bound twice: by " + bound[name].source +
-           " and by file " + file);
-    Expected<Tensor> t = readNpy(file);
-    if (!t)
-      fail(t.message());
-    bound[name] = {std::move(t).value(), "file " + file};
-  }
-  std::map<std::string, int64_t> skipped; // optimizer state, per file
-  for (const std::string &paramsFile : o.params) {
-    Expected<SafeTensorsFile> params = readSafeTensors(paramsFile);
-    if (!params)
-      fail(params.message());
-    bool checkpoint = isCheckpointMetadata(params->metadata);
-    for (NamedTensor &nt : params->tensors) {
-      std::string name = nt.name;
-      if (o.paramsPrefix) {
-        if (name.rfind(*o.paramsPrefix, 0) != 0)
-          continue;
-        name.erase(0, o.paramsPrefix->size());
-      }
-      std::string source = "params " + paramsFile + " ('" + nt.name + "')";
-      // A checkpoint's optimizer state is its own, not a misspelt weight:
-      // skipped unless the entry takes it (train_step).
-      if (!spec.findArg(name) && checkpoint && isOptimizerState(nt.name)) {
-        ++skipped[paramsFile];
-        continue;
-      }
-      if (!spec.findArg(name))
-        fail("unused tensor '" + nt.name + "' in " + paramsFile + ": " +
-             entryName + " has no argument " +
-             (name == nt.name ? std::string("of that name")
-                              : "'" + name + "' (after stripping the prefix '" +
-                                    *o.paramsPrefix + "')") +
-             "; its arguments are: " + nameList(spec.args));
-      if (bound.count(name))
-        fail("argument '" + name + "' is bound twice: by " +
-             bound[name].source + " and by " + source);
-      bound[name] = {std::move(nt.tensor), source};
-    }
-  }
-  // SPEC's classifier (hkt-compile --model): `tokens` (B x max_len, int) may
-  // be shorter than max_len and is padded with 0, which is exact (padding is
-  // masked and the mean-pool counts valid positions); longer is an error.
-  if (const TensorSpec *tok = spec.findArg("tokens");
-      tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
-      bound.count("tokens")) {
-    Tensor &given = bound["tokens"].tensor;
-    const std::vector<int64_t> &gs = given.shape();
-    int64_t maxLen = tok->shape[1];
-    if (gs.size() == 2 && given.dtype() == tok->dtype) {
-      if (gs[1] > maxLen)
-        fail(entryName + ": tokens have " + std::to_string(gs[1]) +
-             " positions, more than the model's max_len " +
-             std::to_string(maxLen) + " (from " + bound["tokens"].source + ")");
-      size_t elt = dtypeSize(given.dtype());
-      if (gs[1] < maxLen) {
-        Expected<Tensor> padded = Tensor::allocate(given.dtype(), {gs[0], maxLen});
-        if (!padded)
-          fail("tokens: " + padded.message());
-        auto *dst = static_cast<char *>(padded->data());
-        const auto *src = static_cast<const char *>(given.data());
-        std::memset(dst, 0, padded->byteSize());
-        for (int64_t r = 0; r < gs[0]; ++r)
-          std::memcpy(dst + r * maxLen * elt, src + r * gs[1] * elt,
-                      static_cast<size_t>(gs[1]) * elt);
-        given = std::move(padded).value();
-      }
-    }
-  }
-
-  // The sizes that bound arguments give the dynamic dimensions (mismatches
-  // are reported below): filled arguments take them.
-  DimSizes sizes;
-  for (const TensorSpec &arg : spec.args)
-    if (auto it = bound.find(arg.name); it != bound.end())
-      (void)arg.matchShape(it->second.tensor.shape(), sizes, "");
-  std::vector<std::string> unbound;
-  for (const TensorSpec &arg : spec.args) {
-    if (bound.count(arg.name))
-      continue;
-    if (!arg.defaultValue && !o.seed) {
-      unbound.push_back(arg.name);
-      continue;
-    }
-    Expected<Tensor> t = Tensor::allocate(arg.dtype, arg.concreteShape(sizes));
-    if (!t)
-      fail("argument '" + arg.name + "': " + t.message());
-    if (arg.defaultValue) {
-      if (arg.defaultValue->isInteger)
-        fillConstantInt(*t, arg.defaultValue->intValue);
-      else
-        fillConstant(*t, arg.defaultValue->floatValue);
-      bound[arg.name] = {std::move(t).value(),
-                         "default " + arg.defaultValue->str()};
-    } else {
-      fillRandom(*t, *o.seed, arg.name, arg.range);
-      bound[arg.name] = {std::move(t).value(),
-                         "random (seed " + std::to_string(*o.seed) + ")"};
-    }
-  }
-  // A model row must have a first token (SPEC: a row of length 0 is an
-  // input error). --random's tokens get one: their first position is moved
-  // off the padding id.
-  if (const TensorSpec *tok = spec.findArg("tokens");
-      tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
-      bound.count("tokens")) {
-    Binding &b = bound["tokens"];
-    const std::vector<int64_t> &shape = b.tensor.shape();
-    size_t elt = dtypeSize(b.tensor.dtype());
-    bool random = b.source.rfind("random", 0) == 0;
-    if (shape.size() == 2 && b.tensor.dtype() == tok->dtype && (elt == 4 || elt == 8))
-      for (int64_t r = 0; r < shape[0]; ++r) {
-        char *first = static_cast<char *>(b.tensor.data()) + r * shape[1] * elt;
-        int64_t value = 0;
-        if (elt == 4) {
-          int32_t v;
-          std::memcpy(&v, first, 4);
-          value = v;
-        } else {
-          std::memcpy(&value, first, 8);
-        }
-        if (value != 0)
-          continue;
-        if (!random)
-          fail(entryName + ": row " + std::to_string(r) +
-               " of tokens is all padding (its first token is 0, so its "
-               "length is 0; from " + b.source + ")");
-        if (elt == 4) {
-          int32_t one = 1;
-          std::memcpy(first, &one, 4);
-        } else {
-          int64_t one = 1;
-          std::memcpy(first, &one, 8);
-        }
-      }
-  }
-  if (!unbound.empty()) {
-    std::string list;
-    for (const std::string &n : unbound) {
-      const TensorSpec *arg = spec.findArg(n);
-      list += (list.empty() ? "" : ", ") +
-              ("'" + n + "' (" + arg->describe() + ")");
-    }
-    fail(entryName + " has unbound argument" +
-         (unbound.size() > 1 ? "s " : " ") + list + "; bind with --input " +
-         unbound.front() +
-         "=FILE.npy or --params FILE.safetensors, or fill with --random SEED");
-  }
-
-  // Entry::call checks these too, but here the message can say where the
-  // offending tensor came from.
-  std::vector<Tensor *> args;
-  DimSizes callSizes;
-  for (const TensorSpec &arg : spec.args) {
-    const Binding &b = bound[arg.name];
-    std::string who = entryName + ": " +
-                      (arg.isInOut() ? "in-out argument '" : "input '") +
-                      arg.name + "'";
-    if (b.tensor.dtype() != arg.dtype)
-      fail(who + " has dtype " + dtypeName(b.tensor.dtype()) + ", expected " +
-           dtypeName(arg.dtype) + " (from " + b.source + ")");
-    if (Status s = arg.matchShape(b.tensor.shape(), callSizes, who); !s.ok())
-      fail(s.message() + " (from " + b.source + ")");
-    args.push_back(&bound[arg.name].tensor);
-  }
-  Expected<std::vector<std::vector<int64_t>>> resultShapes =
-      entry->resultShapes(
-          std::vector<const Tensor *>(args.begin(), args.end()));
-  if (!resultShapes)
-    fail(resultShapes.message());
-  std::vector<Tensor> resultStorage;
-  for (size_t i = 0; i < spec.results.size(); ++i) {
-    const TensorSpec &res = spec.results[i];
-    Expected<Tensor> t = Tensor::allocate(res.dtype, (*resultShapes)[i]);
-    if (!t)
-      fail("result '" + res.name + "': " + t.message());
-    resultStorage.push_back(std::move(t).value());
-  }
-  std::vector<Tensor *> results;
-  for (Tensor &t : resultStorage)
-    results.push_back(&t);
-
-  if (!o.quiet) {
-    std::fprintf(stderr, "hkt-run: module '%s', %s%s\n", o.moduleDir.c_str(),
-                 entryName.c_str(), chosenBecause.c_str());
-    for (const TensorSpec &arg : spec.args)
-      std::fprintf(stderr, "  arg %s: %s from %s%s\n", arg.name.c_str(),
-                   bound[arg.name].tensor.describe().c_str(),
-                   bound[arg.name].source.c_str(),
-                   arg.isInOut() ? " (in-out)" : "");
-    for (const auto &[file, n] : skipped)
-      std::fprintf(stderr,
-                   "  skipped %lld optimizer-state tensors (%s*, %s*) of the "
-                   "checkpoint %s: %s takes no such argument\n",
-                   static_cast<long long>(n), checkpoint::kFirstMoment,
-                   checkpoint::kSecondMoment, file.c_str(), entryName.c_str());
-  }
-
-  // Entry::call checks dtypes, shapes and ranges before running the code.
-  auto callOnce = [&]() -> double {
-    auto start = std::chrono::steady_clock::now();
-    if (Status s = entry->call(args, results); !s.ok())
-      fail(s.message());
-    std::chrono::duration<double, std::milli> ms =
-        std::chrono::steady_clock::now() - start;
-    return ms.count();
-  };
-  double firstMs = callOnce();
-  if (!o.quiet)
-    std::fprintf(stderr, "hkt-run: call took %.3f ms (%lld threads)\n", firstMs,
-                 static_cast<long long>(threads));
-  bool cuda = manifest.target.kind == TargetKind::Cuda;
-  if (cuda)
-    (void)takeCudaKernelSpanMs(); // the warm-up call's
-  if (o.bench) {
-    std::vector<double> times, deviceTimes;
-    for (int64_t i = 0; i < *o.bench; ++i) {
-      times.push_back(callOnce());
-      if (cuda)
-        if (std::optional<double> ms = takeCudaKernelSpanMs())
-          deviceTimes.push_back(*ms);
-    }
-    size_t ioBytes = 0;
-    for (const Tensor *t : args)
-      ioBytes += t->byteSize();
-    for (const Tensor *t : results)
-      ioBytes += t->byteSize();
-    // cuda: the kernels' time from CUDA events (first launch to the end of
-    // the last kernel), beside the call's wall time (which adds the copies
-    // of the arguments and results).
-    std::string device;
-    if (!deviceTimes.empty())
-      device = ",\"device_median_ms\":" + std::to_string(median(deviceTimes)) +
-               ",\"device_min_ms\":" +
-               std::to_string(*std::min_element(deviceTimes.begin(),
-                                                 deviceTimes.end()));
-    std::printf("{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_rss_mb\":%.3f,"
-                "\"inputs_mb\":%.3f,\"n\":%lld,\"threads\":%lld%s}\n",
-                median(times), *std::min_element(times.begin(), times.end()),
-                peakRssMiB(), static_cast<double>(ioBytes) / (1024.0 * 1024.0),
-                static_cast<long long>(*o.bench),
-                static_cast<long long>(threads), device.c_str());
-    std::fflush(stdout);
-  }
-
-  for (const auto &[name, file] : o.outputs) {
-    const Tensor *out = nullptr;
-    if (const TensorSpec *res = spec.findResult(name))
-      out = &resultStorage[static_cast<size_t>(res - spec.results.data())];
-    else
-      out = &bound[name].tensor; // an in-out argument
-    if (Status s = writeNpy(file, *out); !s.ok())
-      fail(s.message());
-    if (!o.quiet)
-      std::fprintf(stderr, "hkt-run: wrote %s (%s) to %s\n", name.c_str(),
-                   out->describe().c_str(), file.c_str());
-  }
-  if (o.grads) {
-    // Every gradient result, under the name of the argument it is the
-    // gradient of: result `d<arg>` -> `<arg>` (hkt-differentiate's names).
-    // The other results (the model's loss) are printed, scalars as one JSON
-    // line.
-    std::vector<std::pair<std::string, const Tensor *>> named;
-    std::string values;
-    for (size_t i = 0; i < spec.results.size(); ++i) {
-      std::string name = spec.results[i].name;
-      if (name.size() > 1 && name[0] == 'd' && spec.findArg(name.substr(1))) {
-        named.emplace_back(name.substr(1), &resultStorage[i]);
-        continue;
-      }
-      const Tensor &v = resultStorage[i];
-      if (v.shape().empty() && v.dtype() == DType::F32) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.9g", *v.dataAs<float>());
-        values += (values.empty() ? "" : ",") + ("\"" + name + "\":") + buf;
-      } else {
-        named.emplace_back(name, &v);
-      }
-    }
-    if (!values.empty()) {
-      std::printf("{%s}\n", values.c_str());
-      std::fflush(stdout);
-    }
-    if (Status s = writeSafeTensors(*o.grads, named); !s.ok())
-      fail(s.message());
-    if (!o.quiet)
-      std::fprintf(stderr, "hkt-run: wrote %zu gradients to %s\n",
-                   named.size(), o.grads->c_str());
-  }
-  return 0;
+  const Entry *entry = chooseEntry(**loaded, o, chosenBecause);
+  checkMemoryBeforeAllocating(entry->spec(), threads);
+  return EntryCall(o, **loaded, *entry, chosenBecause, threads).run();
 }
 
 } // namespace
