@@ -82,6 +82,48 @@ LogicalResult decomposeAggregates(Block &block) {
   return success();
 }
 
+/// The gradient function's signature: the function's arguments, then one
+/// gradient per float result (`seeded`: those results); results: the
+/// function's own if `returnValues`, then one gradient per float argument
+/// (`wrt`: those arguments), each named after what it is the gradient of.
+struct GradSignature {
+  SmallVector<Type> inputs, results;
+  SmallVector<DictionaryAttr> inputAttrs, resultAttrs;
+  SmallVector<unsigned> seeded, wrt;
+
+  GradSignature(func::FuncOp fn, bool returnValues) {
+    FunctionType type = fn.getFunctionType();
+    OpBuilder b(fn.getContext());
+    auto named = [&](const std::string &name) {
+      return b.getDictionaryAttr(
+          b.getNamedAttr(kNameAttr, b.getStringAttr(name)));
+    };
+    inputs.assign(type.getInputs().begin(), type.getInputs().end());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      inputAttrs.push_back(fn.getArgAttrDict(i));
+    for (auto [i, t] : llvm::enumerate(type.getResults())) {
+      if (!isFloatTensor(t))
+        continue;
+      seeded.push_back(i);
+      inputs.push_back(t);
+      inputAttrs.push_back(
+          named("d" + nameOf(fn.getResultAttrDict(i), "result", i)));
+    }
+    if (returnValues)
+      for (unsigned i = 0; i < type.getNumResults(); ++i) {
+        results.push_back(type.getResult(i));
+        resultAttrs.push_back(fn.getResultAttrDict(i));
+      }
+    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+      if (!isFloatTensor(t))
+        continue;
+      wrt.push_back(i);
+      results.push_back(t);
+      resultAttrs.push_back(named("d" + nameOf(fn.getArgAttrDict(i), "arg", i)));
+    }
+  }
+};
+
 /// Builds `<fn>_grad` after `fn`.
 LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
   Location loc = fn.getLoc();
@@ -94,51 +136,18 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
                           "ranked tensors of static shape, got ")
              << t;
 
-  // Signature: arguments, then one gradient per float result; results: one
-  // gradient per float argument.
-  SmallVector<Type> inputs(type.getInputs());
-  SmallVector<DictionaryAttr> inputAttrs;
-  for (unsigned i = 0; i < type.getNumInputs(); ++i)
-    inputAttrs.push_back(fn.getArgAttrDict(i));
+  GradSignature sig(fn, returnValues);
   OpBuilder b(fn.getContext());
-  SmallVector<unsigned> seeded;
-  for (auto [i, t] : llvm::enumerate(type.getResults())) {
-    if (!isFloatTensor(t))
-      continue;
-    seeded.push_back(i);
-    inputs.push_back(t);
-    std::string name = "d" + nameOf(fn.getResultAttrDict(i), "result", i);
-    inputAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr(name))));
-  }
-  SmallVector<Type> results;
-  SmallVector<DictionaryAttr> resultAttrs;
-  if (returnValues)
-    for (unsigned i = 0; i < type.getNumResults(); ++i) {
-      results.push_back(type.getResult(i));
-      resultAttrs.push_back(fn.getResultAttrDict(i));
-    }
-  SmallVector<unsigned> wrt;
-  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
-    if (!isFloatTensor(t))
-      continue;
-    wrt.push_back(i);
-    results.push_back(t);
-    std::string name = "d" + nameOf(fn.getArgAttrDict(i), "arg", i);
-    resultAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr(name))));
-  }
-
   b.setInsertionPointAfter(fn);
   std::string gradName = (fn.getSymName() + "_grad").str();
   if (SymbolTable::lookupNearestSymbolFrom(fn, b.getStringAttr(gradName)))
     return fn.emitError("hkt-differentiate: '")
            << gradName << "' exists already";
   auto grad = func::FuncOp::create(b, loc, gradName,
-                                   b.getFunctionType(inputs, results));
+                                   b.getFunctionType(sig.inputs, sig.results));
   grad.setVisibility(fn.getVisibility());
-  grad.setAllArgAttrs(inputAttrs);
-  grad.setAllResultAttrs(resultAttrs);
+  grad.setAllArgAttrs(sig.inputAttrs);
+  grad.setAllResultAttrs(sig.resultAttrs);
   if (fn->hasAttr("llvm.emit_c_interface"))
     grad->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = grad.addEntryBlock();
@@ -183,7 +192,7 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
                                        ValueRange{sum})
                      .getResult(0);
   };
-  for (auto [k, r] : llvm::enumerate(seeded))
+  for (auto [k, r] : llvm::enumerate(sig.seeded))
     accumulate(outputs[r], entry->getArgument(type.getNumInputs() + k));
 
   for (Operation *op : llvm::reverse(forward)) {
@@ -225,7 +234,7 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
   SmallVector<Value> returned;
   if (returnValues)
     returned.append(outputs.begin(), outputs.end());
-  for (unsigned i : wrt) {
+  for (unsigned i : sig.wrt) {
     Value g = grads.lookup(entry->getArgument(i));
     returned.push_back(g ? g
                          : zerosLike(b, loc, entry->getArgument(i).getType()));

@@ -64,26 +64,20 @@ LogicalResult mlir::hkt::addModelGradientEntry(ModuleOp module,
   return success();
 }
 
-LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  ctx->loadDialect<math::MathDialect>();
-  auto grad = module.lookupSymbol<func::FuncOp>("loss_grad");
-  if (!grad)
-    return module.emitError("no 'loss_grad' (add the model's "
-                            "gradient entry first)");
+namespace {
+/// `train_step`'s declaration after `grad` (loss_grad, `numParams`
+/// parameters): tokens, labels, the parameters, their first and second
+/// moments (in-out), the hyper-parameters and the step number; results: the
+/// loss (of the parameters before the step), then the new values of the
+/// in-out arguments.
+func::FuncOp declareTrainStep(OpBuilder &b, func::FuncOp grad,
+                              unsigned numParams) {
+  MLIRContext *ctx = b.getContext();
   Location loc = grad.getLoc();
-  // loss_grad(tokens, labels, <parameters>, dloss) -> (loss, d<parameter>).
-  unsigned numParams = grad.getNumResults() - 1;
-  if (grad.getNumArguments() != numParams + 3)
-    return grad.emitError("internal error: unexpected loss_grad signature");
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   auto scalarF32 = RankedTensorType::get({}, f32);
   auto scalarI64 = RankedTensorType::get({}, i64);
 
-  // Arguments: tokens, labels, the parameters, their first and second
-  // moments (in-out), then the hyper-parameters and the step number.
   SmallVector<Type> inputs;
   SmallVector<DictionaryAttr> inputAttrs;
   auto named = [&](StringRef name, ArrayRef<NamedAttribute> more = {}) {
@@ -124,8 +118,6 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
   inputAttrs.push_back(named(
       "step", {b.getNamedAttr(attr::kRange, b.getDenseI64ArrayAttr(
                                                 {1, int64_t(1) << 53}))}));
-  // Results: the loss (of the parameters before the step), then the new
-  // values of the in-out arguments.
   SmallVector<Type> results = {scalarF32};
   SmallVector<DictionaryAttr> resultAttrs = {grad.getResultAttrDict(0)};
   for (unsigned k = 0; k < 3 * numParams; ++k) {
@@ -137,6 +129,27 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
                                  b.getFunctionType(inputs, results));
   fn.setAllArgAttrs(inputAttrs);
   fn.setAllResultAttrs(resultAttrs);
+  return fn;
+}
+} // namespace
+
+LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<math::MathDialect>();
+  auto grad = module.lookupSymbol<func::FuncOp>("loss_grad");
+  if (!grad)
+    return module.emitError("no 'loss_grad' (add the model's "
+                            "gradient entry first)");
+  Location loc = grad.getLoc();
+  // loss_grad(tokens, labels, <parameters>, dloss) -> (loss, d<parameter>).
+  unsigned numParams = grad.getNumResults() - 1;
+  if (grad.getNumArguments() != numParams + 3)
+    return grad.emitError("internal error: unexpected loss_grad signature");
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Type f32 = b.getF32Type();
+  auto scalarF32 = RankedTensorType::get({}, f32);
+  func::FuncOp fn = declareTrainStep(b, grad, numParams);
 
   OpBuilder::InsertionGuard guard(b);
   Block *body = fn.addEntryBlock();
