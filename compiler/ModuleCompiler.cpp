@@ -29,6 +29,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -609,12 +610,13 @@ llvm::json::Value manifestJson(const CpuTarget &target,
     t[key::kKind] = fmt::target_kind::kCuda;
     t[key::kArch] = cudaArch.str();
   }
-  if (!modelConfig.empty())
+  if (!modelConfig.empty()) {
     if (llvm::Expected<llvm::json::Value> model =
             llvm::json::parse(modelConfig))
       manifest[key::kModel] = std::move(*model);
     else
       llvm::consumeError(model.takeError());
+  }
   return manifest;
 }
 
@@ -653,10 +655,20 @@ LogicalResult linkSharedObject(Location loc, StringRef object,
 }
 } // namespace
 
-LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
-                                            const CompileOptions &options,
-                                            StringRef outDir) {
-  Location loc = module.getLoc();
+namespace {
+/// The code-generation targets of hkt-compile --target.
+enum class CodegenTarget { Cpu, Nvvm, GpuEmulation };
+
+/// Checks the options once, before any work; returns the target and, for
+/// nvvm, the chips to compile for (the defaults when none is given).
+FailureOr<std::pair<CodegenTarget, std::vector<std::string>>>
+validateOptions(Location loc, const CompileOptions &options) {
+  std::optional<CodegenTarget> parsed =
+      llvm::StringSwitch<std::optional<CodegenTarget>>(options.target)
+          .Case("cpu", CodegenTarget::Cpu)
+          .Case("nvvm", CodegenTarget::Nvvm)
+          .Case("gpu-emulation", CodegenTarget::GpuEmulation)
+          .Default(std::nullopt);
   if (options.pipeline != kReferencePipeline &&
       options.pipeline != kFusedPipeline)
     return emitError(loc) << "unknown pipeline '" << options.pipeline
@@ -664,11 +676,11 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                           << kReferencePipeline << ")";
   if (options.tileQ < 0 || options.tileK < 0)
     return emitError(loc) << "tile sizes must be >= 1";
-  bool nvvm = options.target == "nvvm";
-  bool emulation = options.target == "gpu-emulation";
-  if (!nvvm && !emulation && options.target != "cpu")
+  if (!parsed)
     return emitError(loc) << "unknown target '" << options.target
                           << "' (available: cpu, nvvm, gpu-emulation)";
+  bool nvvm = *parsed == CodegenTarget::Nvvm;
+  bool emulation = *parsed == CodegenTarget::GpuEmulation;
   if (options.precision != "f32" && !nvvm && !emulation)
     return emitError(loc) << "--precision " << options.precision
                           << " applies to --target nvvm and gpu-emulation";
@@ -702,23 +714,14 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       return failure();
   }
 
-  llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
-  if (!target)
-    return emitError(loc) << llvm::toString(target.takeError());
+  return std::make_pair(*parsed, std::move(chips));
+}
 
-  // Refuse to clobber something that is not a compiled module.
-  if (llvm::sys::fs::exists(outDir) &&
-      !llvm::sys::fs::exists(outDir + "/" + fmt::kManifestFile))
-    return emitError(loc) << "refusing to replace '" << outDir
-                          << "': it exists and is not a compiled hkt module "
-                             "(no manifest.json)";
-
-  FailureOr<std::vector<EntrySpec>> entries = collectEntries(module);
-  if (failed(entries))
-    return failure();
-
-  PassManager pm(module.getContext());
-  if (nvvm || emulation) {
+/// The named pipeline of the target and options, into `pm`.
+void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
+                   const CompileOptions &options,
+                   const std::vector<std::string> &chips) {
+  if (target != CodegenTarget::Cpu) {
     NvvmPipelineOptions gpu;
     if (options.tileQ > 0)
       gpu.tileQ = options.tileQ;
@@ -727,30 +730,39 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     gpu.precision = options.precision;
     gpu.chips = chips;
     gpu.cudaPath = options.cudaPath;
-    if (nvvm)
+    if (target == CodegenTarget::Nvvm)
       buildHktNvvmPipeline(pm, gpu);
     else
       buildHktGpuEmulationPipeline(pm, gpu);
   } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
-    auto has = [&](StringRef f) {
-      return llvm::is_contained(target->features, f);
-    };
+    auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
     fused.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
     if (options.tileQ > 0)
       fused.tileQ = options.tileQ;
     if (options.tileK > 0)
       fused.tileK = options.tileK;
     buildHktCpuFusedPipeline(pm, fused);
-  }
-  else
+  } else {
     buildHktCpuReferencePipeline(pm);
+  }
+}
+
+/// Runs the pipeline; a CPU module's entries get their working memory.
+LogicalResult lowerToLLVMDialect(ModuleOp module, CodegenTarget target,
+                                 const CpuTarget &cpu,
+                                 const CompileOptions &options,
+                                 const std::vector<std::string> &chips,
+                                 std::vector<EntrySpec> &entries) {
+  Location loc = module.getLoc();
+  PassManager pm(module.getContext());
+  buildPipeline(pm, target, cpu, options, chips);
   // The working memory of a cuda module is device memory: not measured
   // (nor that of its emulation).
   WorkingMemoryInstrumentation *memory = nullptr;
-  if (!nvvm && !emulation) {
+  if (target == CodegenTarget::Cpu) {
     auto instrumentation =
-        std::make_unique<WorkingMemoryInstrumentation>(*entries);
+        std::make_unique<WorkingMemoryInstrumentation>(entries);
     memory = instrumentation.get();
     pm.addInstrumentation(std::move(instrumentation));
   }
@@ -760,70 +772,70 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return emitError(loc, "internal error: the pipeline has no "
                           "finalize-memref-to-llvm pass, before which the "
                           "working memory is computed");
-  std::string cudaArch;
-  if (nvvm) {
-    if (options.emitPTX) {
-      printPtx(module, *options.emitPTX);
-      return success();
-    }
-    std::vector<KernelReport> reports;
-    if (failed(assembleCudaBinaries(module, options.cudaPath, reports)))
-      return failure();
-    if (options.kernelReport)
-      for (const KernelReport &r : reports)
-        *options.kernelReport
-            << llvm::formatv("kernel {0} {1}: {2} registers, {3} bytes stack, "
-                             "{4} bytes spill stores, {5} bytes spill loads, "
-                             "{6} bytes smem\n",
-                             r.kernel, r.chip, r.registers, r.stackBytes,
-                             r.spillStores, r.spillLoads, r.sharedBytes);
-    cudaArch = llvm::join(chips, ",");
-  }
+  return success();
+}
 
-  llvm::LLVMContext llvmContext;
+/// The nvvm target: the kernels' fatbins, and --kernel-report's lines.
+LogicalResult assembleKernels(ModuleOp module, const CompileOptions &options) {
+  std::vector<KernelReport> reports;
+  if (failed(assembleCudaBinaries(module, options.cudaPath, reports)))
+    return failure();
+  if (options.kernelReport)
+    for (const KernelReport &r : reports)
+      *options.kernelReport
+          << llvm::formatv("kernel {0} {1}: {2} registers, {3} bytes stack, "
+                           "{4} bytes spill stores, {5} bytes spill loads, "
+                           "{6} bytes smem\n",
+                           r.kernel, r.chip, r.registers, r.stackBytes,
+                           r.spillStores, r.spillLoads, r.sharedBytes);
+  return success();
+}
+
+/// The LLVM dialect -> optimised LLVM IR for the target machine, with the
+/// packed entry points.
+FailureOr<std::unique_ptr<llvm::Module>>
+translateAndOptimize(ModuleOp module, llvm::LLVMContext &llvmContext,
+                     llvm::TargetMachine &tm,
+                     const std::vector<EntrySpec> &entries) {
+  Location loc = module.getLoc();
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "hkt_module");
   if (!llvmModule)
     return emitError(loc, "translation to LLVM IR failed");
-  llvm::TargetMachine &tm = *target->machine;
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple());
-  if (failed(addPackedEntries(*llvmModule, *entries, loc)))
+  if (failed(addPackedEntries(*llvmModule, entries, loc)))
     return failure();
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(loc, "internal error: invalid LLVM IR");
-  if (llvm::Error err =
-          makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &tm)(
-              llvmModule.get()))
+  if (llvm::Error err = makeOptimizingTransformer(
+          /*optLevel=*/3, /*sizeLevel=*/0, &tm)(llvmModule.get()))
     return emitError(loc) << "LLVM optimisation failed: "
                           << llvm::toString(std::move(err));
-  if (options.emitLLVM) {
-    llvmModule->print(*options.emitLLVM, nullptr);
-    return success();
-  }
+  return llvmModule;
+}
 
-  // Everything is written under a fresh directory beside the destination.
-  SmallString<256> tmpDir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
-          outDir + ".tmp", tmpDir))
-    return emitError(loc) << "cannot create a directory beside '" << outDir
-                          << "': " << ec.message();
-  TempDirGuard guard{tmpDir.str().str()};
-
+/// module.so and manifest.json in `tmpDir`, synced to disk.
+LogicalResult writeModuleFiles(Location loc, StringRef tmpDir,
+                               llvm::Module &llvmModule,
+                               llvm::TargetMachine &tm, const CpuTarget &target,
+                               const std::vector<EntrySpec> &entries,
+                               const CompileOptions &options,
+                               const std::string &cudaArch) {
   std::string objectPath = (tmpDir + "/module.o").str();
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(objectPath, ec);
     if (ec)
-      return emitError(loc) << "cannot write " << objectPath << ": "
-                            << ec.message();
+      return emitError(loc)
+             << "cannot write " << objectPath << ": " << ec.message();
     llvm::legacy::PassManager codegen;
     if (tm.addPassesToEmitFile(codegen, os, nullptr,
                                llvm::CodeGenFileType::ObjectFile))
       return emitError(loc, "the target cannot emit object files");
-    codegen.run(*llvmModule);
+    codegen.run(llvmModule);
   }
-  bool openmp = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
+  bool openmp = llvmModule.getFunction("__kmpc_fork_call") != nullptr;
   if (failed(linkSharedObject(
           loc, objectPath, (tmpDir + "/" + fmt::kLibraryFile).str(), openmp)))
     return failure();
@@ -834,15 +846,23 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     llvm::raw_fd_ostream os((tmpDir + "/" + fmt::kManifestFile).str(), ec);
     if (ec)
       return emitError(loc) << "cannot write the manifest: " << ec.message();
-    os << llvm::formatv("{0:2}", manifestJson(*target, *entries, options.modelConfig,
-                                     cudaArch)) << "\n";
+    os << llvm::formatv("{0:2}", manifestJson(target, entries,
+                                              options.modelConfig, cudaArch))
+       << "\n";
   }
 
   // The module's files reach the disk before it is renamed into place.
   for (const char *file : {fmt::kLibraryFile, fmt::kManifestFile})
     syncPath((tmpDir + "/" + file).str());
-  syncPath(tmpDir.str().str());
+  syncPath(tmpDir.str());
 
+  return success();
+}
+
+/// Moves the module in `tmpDir` to `outDir`, replacing an old module there.
+/// Returns the directory that holds the old module afterwards ("" if none).
+FailureOr<std::string> swapIntoPlace(Location loc, StringRef tmpDir,
+                                     StringRef outDir) {
   // Swap the new module in. Over an old module: one atomic exchange of the
   // two directories (renameat2 RENAME_EXCHANGE), so that OUT is always a
   // whole module, old or new; where the file system cannot exchange, the
@@ -850,19 +870,19 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   // directory) and moved back if the new one cannot be put in place.
   SmallString<256> old;
   if (llvm::sys::fs::exists(outDir)) {
-    std::string tmp = tmpDir.str().str();
+    std::string tmp = tmpDir.str();
     if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, outDir.str().c_str(),
                     RENAME_EXCHANGE) == 0) {
       old = tmpDir; // now holds the old module
     } else {
       if (std::error_code ec =
               llvm::sys::fs::createUniqueDirectory(outDir + ".old", old))
-        return emitError(loc) << "cannot replace '" << outDir
-                              << "': " << ec.message();
+        return emitError(loc)
+               << "cannot replace '" << outDir << "': " << ec.message();
       llvm::sys::fs::remove(old);
       if (std::error_code ec = llvm::sys::fs::rename(outDir, old))
-        return emitError(loc) << "cannot replace '" << outDir
-                              << "': " << ec.message();
+        return emitError(loc)
+               << "cannot replace '" << outDir << "': " << ec.message();
       if (std::error_code ec = llvm::sys::fs::rename(tmpDir, outDir)) {
         (void)llvm::sys::fs::rename(old, outDir);
         return emitError(loc) << "cannot move the module into '" << outDir
@@ -875,8 +895,70 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   }
   StringRef parent = llvm::sys::path::parent_path(outDir);
   syncPath(parent.empty() ? std::string(".") : parent.str());
+  return old.str().str();
+}
+} // namespace
+
+LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
+                                            const CompileOptions &options,
+                                            StringRef outDir) {
+  Location loc = module.getLoc();
+  auto validated = validateOptions(loc, options);
+  if (failed(validated))
+    return failure();
+  auto [targetKind, chips] = *validated;
+  llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
+  if (!target)
+    return emitError(loc) << llvm::toString(target.takeError());
+
+  // Refuse to clobber something that is not a compiled module.
+  if (llvm::sys::fs::exists(outDir) &&
+      !llvm::sys::fs::exists(outDir + "/" + fmt::kManifestFile))
+    return emitError(loc) << "refusing to replace '" << outDir
+                          << "': it exists and is not a compiled hkt module "
+                             "(no manifest.json)";
+
+  FailureOr<std::vector<EntrySpec>> entries = collectEntries(module);
+  if (failed(entries) || failed(lowerToLLVMDialect(module, targetKind, *target,
+                                                   options, chips, *entries)))
+    return failure();
+  std::string cudaArch;
+  if (targetKind == CodegenTarget::Nvvm) {
+    if (options.emitPTX) {
+      printPtx(module, *options.emitPTX);
+      return success();
+    }
+    if (failed(assembleKernels(module, options)))
+      return failure();
+    cudaArch = llvm::join(chips, ",");
+  }
+
+  llvm::LLVMContext llvmContext;
+  llvm::TargetMachine &tm = *target->machine;
+  FailureOr<std::unique_ptr<llvm::Module>> llvmModule =
+      translateAndOptimize(module, llvmContext, tm, *entries);
+  if (failed(llvmModule))
+    return failure();
+  if (options.emitLLVM) {
+    (*llvmModule)->print(*options.emitLLVM, nullptr);
+    return success();
+  }
+
+  // Everything is written under a fresh directory beside the destination.
+  SmallString<256> tmpDir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory(outDir + ".tmp", tmpDir))
+    return emitError(loc) << "cannot create a directory beside '" << outDir
+                          << "': " << ec.message();
+  TempDirGuard guard{tmpDir.str().str()};
+  if (failed(writeModuleFiles(loc, tmpDir, **llvmModule, tm, *target, *entries,
+                              options, cudaArch)))
+    return failure();
+  FailureOr<std::string> old = swapIntoPlace(loc, tmpDir, outDir);
+  if (failed(old))
+    return failure();
   guard.path.clear();
-  if (!old.empty())
-    llvm::sys::fs::remove_directories(old);
+  if (!old->empty())
+    llvm::sys::fs::remove_directories(*old);
   return success();
 }
