@@ -18,79 +18,97 @@ using namespace mlir::hkt;
 
 namespace attr = ::hkt::format::attr;
 
-func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
-                               StringRef name, int64_t maxBatch,
-                               ArrayRef<Combine> combine,
-                               std::optional<unsigned> seed) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
-  FunctionType rowType = row.getFunctionType();
-  auto batched = [&](Type t) {
+namespace {
+/// Builds one batched entry (see buildBatchedEntry): its declaration, then a
+/// body that either runs every row on its own (results stacked) or sums over
+/// the rows in a fixed order (results summed or averaged).
+class BatchedEntryBuilder {
+public:
+  BatchedEntryBuilder(OpBuilder &b, Location loc, func::FuncOp row,
+                      ArrayRef<Combine> combine, std::optional<unsigned> seed)
+      : b(b), loc(loc), row(row), rowType(row.getFunctionType()),
+        combine(combine), seed(seed), f32(b.getF32Type()) {}
+
+  func::FuncOp build(StringRef name, int64_t maxBatch) {
+    declare(name, maxBatch);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value tokens = fn.getArgument(0);
+    batch = tensor::DimOp::create(b, loc, tokens, c0);
+    batchF32 = arith::UIToFPOp::create(
+        b, loc, f32,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
+    // d loss_row = d loss / B.
+    if (seed) {
+      Value d = tensor::ExtractOp::create(b, loc, fn.getArgument(*seed));
+      rowSeed = tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, f32),
+          ValueRange{arith::DivFOp::create(b, loc, d, batchF32)});
+    }
+    SmallVector<Value> returned =
+        llvm::all_of(combine, [](Combine c) { return c == Combine::Rows; })
+            ? stackRows()
+            : sumRows();
+    func::ReturnOp::create(b, loc, returned);
+    return fn;
+  }
+
+private:
+  RankedTensorType batched(Type t) {
     auto tensor = cast<RankedTensorType>(t);
     SmallVector<int64_t> shape(tensor.getShape());
     shape[0] = ShapedType::kDynamic;
     return RankedTensorType::get(shape, tensor.getElementType());
-  };
-  auto symbolsOf = [&](RankedTensorType t) {
+  }
+  ArrayAttr symbolsOf(RankedTensorType t) {
     SmallVector<Attribute> symbols(t.getRank(), b.getStringAttr(""));
     symbols[0] = b.getStringAttr("B");
     return b.getArrayAttr(symbols);
-  };
-  auto isRowArg = [&](unsigned i) {
+  }
+  bool isRowArg(unsigned i) {
     auto n = row.getArgAttrOfType<StringAttr>(i, attr::kName);
     return n && (n.getValue() == "tokens" || n.getValue() == "labels");
-  };
-  SmallVector<Type> inputs, results;
-  for (auto [i, t] : llvm::enumerate(rowType.getInputs()))
-    inputs.push_back(isRowArg(i) ? batched(t) : t);
-  for (auto [i, t] : llvm::enumerate(rowType.getResults()))
-    results.push_back(combine[i] == Combine::Rows ? batched(t) : t);
-  auto fn = func::FuncOp::create(b, loc, name,
-                                 b.getFunctionType(inputs, results));
-  for (unsigned i = 0; i < inputs.size(); ++i) {
-    NamedAttrList attrs(row.getArgAttrDict(i));
-    if (isRowArg(i)) {
-      auto t = cast<RankedTensorType>(inputs[i]);
-      SmallVector<int64_t> bounds(t.getShape());
-      bounds[0] = maxBatch;
-      attrs.set(attr::kBounds, b.getDenseI64ArrayAttr(bounds));
-      attrs.set(attr::kDims, symbolsOf(t));
-    }
-    fn.setArgAttrs(i, attrs.getDictionary(ctx));
   }
-  for (unsigned i = 0; i < results.size(); ++i) {
-    NamedAttrList attrs(row.getResultAttrDict(i));
-    if (combine[i] == Combine::Rows)
-      attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i])));
-    fn.setResultAttrs(i, attrs.getDictionary(ctx));
-  }
-
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(fn.addEntryBlock());
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value tokens = fn.getArgument(0);
-  Value batch = tensor::DimOp::create(b, loc, tokens, c0);
-  Value batchF32 = arith::UIToFPOp::create(
-      b, loc, f32,
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
-  // d loss_row = d loss / B.
-  Value rowSeed;
-  if (seed) {
-    Value d = tensor::ExtractOp::create(b, loc, fn.getArgument(*seed));
-    rowSeed = tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({}, f32),
-        ValueRange{arith::DivFOp::create(b, loc, d, batchF32)});
-  }
-  auto index = [&](int64_t v) { return b.getIndexAttr(v); };
-  auto zerosOf = [&](OpBuilder &nb, Location nloc, RankedTensorType t) {
+  OpFoldResult index(int64_t v) { return b.getIndexAttr(v); }
+  Value zerosOf(OpBuilder &nb, Location nloc, RankedTensorType t) {
     Value zero =
         arith::ConstantOp::create(nb, nloc, f32, nb.getF32FloatAttr(0));
     Value empty =
         tensor::EmptyOp::create(nb, nloc, t.getShape(), t.getElementType());
     return linalg::FillOp::create(nb, nloc, zero, empty).getResult(0);
-  };
+  }
+
+  /// The entry's declaration: row arguments (tokens, labels) and stacked
+  /// results get a dynamic batch dimension B with its bound.
+  void declare(StringRef name, int64_t maxBatch) {
+    MLIRContext *ctx = b.getContext();
+    for (auto [i, t] : llvm::enumerate(rowType.getInputs()))
+      inputs.push_back(isRowArg(i) ? batched(t) : t);
+    for (auto [i, t] : llvm::enumerate(rowType.getResults()))
+      results.push_back(combine[i] == Combine::Rows ? batched(t) : t);
+    fn = func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
+    for (unsigned i = 0; i < inputs.size(); ++i) {
+      NamedAttrList attrs(row.getArgAttrDict(i));
+      if (isRowArg(i)) {
+        auto t = cast<RankedTensorType>(inputs[i]);
+        SmallVector<int64_t> bounds(t.getShape());
+        bounds[0] = maxBatch;
+        attrs.set(attr::kBounds, b.getDenseI64ArrayAttr(bounds));
+        attrs.set(attr::kDims, symbolsOf(t));
+      }
+      fn.setArgAttrs(i, attrs.getDictionary(ctx));
+    }
+    for (unsigned i = 0; i < results.size(); ++i) {
+      NamedAttrList attrs(row.getResultAttrDict(i));
+      if (combine[i] == Combine::Rows)
+        attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i])));
+      fn.setResultAttrs(i, attrs.getDictionary(ctx));
+    }
+  }
+
   /// The call of the row function on row `r`.
-  auto callRow = [&](OpBuilder &nb, Location nloc, Value r) {
+  func::CallOp callRow(OpBuilder &nb, Location nloc, Value r) {
     SmallVector<Value> args;
     for (auto [i, t] : llvm::enumerate(rowType.getInputs())) {
       Value arg = fn.getArgument(i);
@@ -111,11 +129,12 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::Func
       }
     }
     return func::CallOp::create(nb, nloc, row, args);
-  };
+  }
+
   /// Inserts `value` (rank k) at index `at` of dimension 0 of `into` (rank
   /// k + 1, the row or chunk dimension first), in a parallel terminator.
-  auto insertAt = [&](OpBuilder &nb, Location nloc, Value value, Value into,
-                      Value at) {
+  void insertAt(OpBuilder &nb, Location nloc, Value value, Value into,
+                Value at) {
     auto t = cast<RankedTensorType>(value.getType());
     SmallVector<OpFoldResult> offsets(t.getRank() + 1, nb.getIndexAttr(0));
     offsets[0] = at;
@@ -123,12 +142,12 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::Func
     for (int64_t d : t.getShape())
       sizes.push_back(nb.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(t.getRank() + 1, nb.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(nb, nloc, value, into, offsets,
-                                          sizes, strides);
-  };
+    tensor::ParallelInsertSliceOp::create(nb, nloc, value, into, offsets, sizes,
+                                          strides);
+  }
 
-  SmallVector<Value> returned;
-  if (llvm::all_of(combine, [](Combine c) { return c == Combine::Rows; })) {
+  SmallVector<Value> stackRows() {
+    SmallVector<Value> returned;
     // Every row on its own: one parallel loop over the rows, each writing
     // its row of the results (the row's own parallel loops then run on the
     // thread that runs the row).
@@ -154,17 +173,22 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::Func
       SmallVector<OpFoldResult> sizes, strides(rowT.getRank(), index(1));
       for (int64_t d : rowT.getShape())
         sizes.push_back(index(d));
-      tensor::ParallelInsertSliceOp::create(
-          b, loc, value, forall.getRegionIterArgs()[i], offsets, sizes,
-          strides);
+      tensor::ParallelInsertSliceOp::create(b, loc, value,
+                                            forall.getRegionIterArgs()[i],
+                                            offsets, sizes, strides);
     }
     llvm::append_range(returned, forall.getResults());
-  } else {
+    return returned;
+  }
+
+  SmallVector<Value> sumRows() {
+    SmallVector<Value> returned;
     // Sums over the rows: kRowChunks chunks in parallel, chunk c summing
     // rows c, c + kRowChunks, ... in order, then the chunks summed in order:
     // the same additions whatever the thread count (a resumed run continues
     // bit for bit).
-    assert(llvm::none_of(combine, [](Combine c) { return c == Combine::Rows; }));
+    assert(
+        llvm::none_of(combine, [](Combine c) { return c == Combine::Rows; }));
     SmallVector<RankedTensorType> partialTypes;
     SmallVector<Value> inits;
     for (auto [i, t] : llvm::enumerate(results)) {
@@ -175,8 +199,7 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::Func
       inits.push_back(zerosOf(b, loc, partialTypes.back()));
     }
     auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{index(kRowChunks)}, inits,
-        std::nullopt);
+        b, loc, ArrayRef<OpFoldResult>{index(kRowChunks)}, inits, std::nullopt);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(forall.getBody());
@@ -221,7 +244,25 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc, func::Func
       }
       returned.push_back(sum);
     }
+    return returned;
   }
-  func::ReturnOp::create(b, loc, returned);
-  return fn;
+
+  OpBuilder &b;
+  Location loc;
+  func::FuncOp row, fn;
+  FunctionType rowType;
+  ArrayRef<Combine> combine;
+  std::optional<unsigned> seed;
+  Type f32;
+  SmallVector<Type> inputs, results;
+  Value batch, batchF32, rowSeed;
+};
+} // namespace
+
+func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc,
+                                          func::FuncOp row, StringRef name,
+                                          int64_t maxBatch,
+                                          ArrayRef<Combine> combine,
+                                          std::optional<unsigned> seed) {
+  return BatchedEntryBuilder(b, loc, row, combine, seed).build(name, maxBatch);
 }
