@@ -101,7 +101,7 @@ int64_t dimOf(Value v, unsigned i) {
   return cast<RankedTensorType>(v.getType()).getDimSize(i);
 }
 
-// The limits of docs/limits.md (the same numbers as compiler/LayerConfig.h):
+// The limits of docs/limits.md (the same numbers as compiler/frontend/LayerConfig.h):
 // the block of the coarsest level, stride^(levels-1), and every stride or
 // upsampling factor at most 2^10; at most 16 levels; kernels at most 1024.
 constexpr int64_t kMaxFactor = int64_t(1) << 10;

@@ -6,7 +6,7 @@
 //
 // The model's public entries (logits, loss, and the gradient entry that
 // autodiff adds) run a private batch-1 function on every row of a batch of
-// dynamic size; this builds them (compiler/ModelConfig.cpp and
+// dynamic size; this builds them (compiler/frontend/ModelConfig.cpp and
 // passes/autodiff/ModelEntries.cpp share it).
 //
 //===----------------------------------------------------------------------===//

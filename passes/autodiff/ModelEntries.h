@@ -11,7 +11,7 @@
 
 namespace mlir::hkt {
 
-/// The model's private batch-1 loss function (compiler/ModelConfig.cpp
+/// The model's private batch-1 loss function (compiler/frontend/ModelConfig.cpp
 /// builds it), whose gradient the model's gradient entry batches.
 inline constexpr const char *kLossRow = "loss_row";
 

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/LayerConfig.h"
-#include "compiler/ModelConfig.h"
+#include "compiler/frontend/LayerConfig.h"
+#include "compiler/frontend/ModelConfig.h"
 #include "compiler/ModuleCompiler.h"
 #include "passes/Passes.h"
 

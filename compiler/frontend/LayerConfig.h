@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HKT_COMPILER_LAYERCONFIG_H
-#define HKT_COMPILER_LAYERCONFIG_H
+#ifndef HKT_COMPILER_FRONTEND_LAYERCONFIG_H
+#define HKT_COMPILER_FRONTEND_LAYERCONFIG_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -48,4 +48,4 @@ OwningOpRef<ModuleOp> buildLayerModule(MLIRContext &context,
 
 } // namespace mlir::hkt
 
-#endif // HKT_COMPILER_LAYERCONFIG_H
+#endif // HKT_COMPILER_FRONTEND_LAYERCONFIG_H

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/ModelConfig.h"
-#include "compiler/ConfigJson.h"
-#include "compiler/LayerConfig.h"
+#include "compiler/frontend/ModelConfig.h"
+#include "compiler/frontend/ConfigJson.h"
+#include "compiler/frontend/LayerConfig.h"
 #include "dialect/Utils/BatchedEntry.h"
 #include "dialect/HKTOps.h"
 #include "runtime/ModuleFormat.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/ConfigJson.h"
+#include "compiler/frontend/ConfigJson.h"
 
 using namespace mlir::hkt;
 

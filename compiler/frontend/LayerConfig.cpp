@@ -1,7 +1,7 @@
 //===- LayerConfig.cpp - one HKT layer from a JSON config -----------------===//
 
-#include "compiler/LayerConfig.h"
-#include "compiler/ConfigJson.h"
+#include "compiler/frontend/LayerConfig.h"
+#include "compiler/frontend/ConfigJson.h"
 #include "compiler/ModuleCompiler.h"
 #include "dialect/HKTOps.h"
 #include "runtime/ModuleFormat.h"

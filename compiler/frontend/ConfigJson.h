@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HKT_COMPILER_CONFIGJSON_H
-#define HKT_COMPILER_CONFIGJSON_H
+#ifndef HKT_COMPILER_FRONTEND_CONFIGJSON_H
+#define HKT_COMPILER_FRONTEND_CONFIGJSON_H
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -35,4 +35,4 @@ llvm::Expected<bool> readBoolean(const llvm::json::Value &value,
 
 } // namespace mlir::hkt
 
-#endif // HKT_COMPILER_CONFIGJSON_H
+#endif // HKT_COMPILER_FRONTEND_CONFIGJSON_H

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HKT_COMPILER_MODELCONFIG_H
-#define HKT_COMPILER_MODELCONFIG_H
+#ifndef HKT_COMPILER_FRONTEND_MODELCONFIG_H
+#define HKT_COMPILER_FRONTEND_MODELCONFIG_H
 
 #include "passes/autodiff/ModelEntries.h"
 
@@ -60,4 +60,4 @@ OwningOpRef<ModuleOp> buildModelModule(MLIRContext &context,
 
 } // namespace mlir::hkt
 
-#endif // HKT_COMPILER_MODELCONFIG_H
+#endif // HKT_COMPILER_FRONTEND_MODELCONFIG_H
