@@ -17,6 +17,7 @@
 #ifndef HKT_RUNTIME_CHECKPOINT_H
 #define HKT_RUNTIME_CHECKPOINT_H
 
+#include "runtime/ModuleFormat.h"
 #include "runtime/SafeTensors.h"
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
@@ -33,9 +34,9 @@ inline constexpr const char *kFormat = "format";
 inline constexpr const char *kFormatName = "hkt-checkpoint";
 inline constexpr const char *kModel = "model";
 inline constexpr const char *kStep = "step";
-/// Name prefixes of the AdamW moments: `adam.m.<param>`, `adam.v.<param>`.
-inline constexpr const char *kFirstMoment = "adam.m.";
-inline constexpr const char *kSecondMoment = "adam.v.";
+/// Name prefixes of the AdamW moments (the train_step's, ModuleFormat.h).
+inline constexpr const char *kFirstMoment = ::hkt::format::kAdamFirstMoment;
+inline constexpr const char *kSecondMoment = ::hkt::format::kAdamSecondMoment;
 } // namespace checkpoint
 
 /// True for the name of a checkpoint's optimizer state (an AdamW moment):

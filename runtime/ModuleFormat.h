@@ -42,6 +42,12 @@ inline constexpr int64_t kDynamicDim = -1;
 /// Buffers the runtime passes are aligned to this many bytes.
 inline constexpr int64_t kBufferAlignment = 64;
 
+/// Name prefixes of the AdamW moments of parameter p: the in-out arguments
+/// `adam.m.<p>` and `adam.v.<p>` of a model's train_step, and the optimizer
+/// state of a checkpoint under the same names.
+inline constexpr const char *kAdamFirstMoment = "adam.m.";
+inline constexpr const char *kAdamSecondMoment = "adam.v.";
+
 /// Keys of manifest.json.
 namespace key {
 inline constexpr const char *kFormat = "format";

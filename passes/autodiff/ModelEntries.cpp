@@ -95,7 +95,8 @@ func::FuncOp declareTrainStep(OpBuilder &b, func::FuncOp grad,
         grad.getArgAttrOfType<StringAttr>(2 + p, attr::kName).str());
   auto inout = b.getNamedAttr(attr::kRole,
                               b.getStringAttr(::hkt::format::role::kInOut));
-  for (StringRef prefix : {"", kAdamFirstMoment, kAdamSecondMoment})
+  for (StringRef prefix : {"", ::hkt::format::kAdamFirstMoment,
+                           ::hkt::format::kAdamSecondMoment})
     for (unsigned p = 0; p < numParams; ++p) {
       inputs.push_back(grad.getArgumentTypes()[2 + p]);
       inputAttrs.push_back(named((prefix + names[p]).str(), {inout}));

@@ -22,10 +22,8 @@ inline constexpr const char *kLossRow = "loss_row";
 /// mean. `dloss` defaults to 1.
 LogicalResult addModelGradientEntry(ModuleOp module, int64_t maxBatch);
 
-/// The training step's entry and the names of the optimizer state.
+/// The training step's entry (its moments are named as ModuleFormat.h says).
 inline constexpr const char *kTrainStep = "train_step";
-inline constexpr const char *kAdamFirstMoment = "adam.m.";
-inline constexpr const char *kAdamSecondMoment = "adam.v.";
 
 /// Adds `train_step(tokens, labels, <parameters>, adam.m.<p>..., adam.v.<p>...,
 /// lr, beta1, beta2, eps, weight_decay, step) -> loss`: one AdamW step

@@ -946,7 +946,7 @@ int runExport(int argc, char **argv) {
          "' with its weights alone (its optimizer state would be lost); "
          "give another file to -o");
   Checkpoint c = check(readCheckpoint(path));
-  if (c.meta(checkpoint::kFormat).empty())
+  if (!isCheckpointMetadata(c.metadata))
     fail("'" + path + "' is not a checkpoint (its metadata has no format '" +
          std::string(checkpoint::kFormatName) +
          "'): it is a weight file already");

@@ -35,6 +35,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "reference"))
 import hkt_model_reference as M  # noqa: E402
+from check_layer import write_safetensors  # noqa: E402
 
 
 def read(path):
@@ -145,20 +146,6 @@ def poison(path, out):
         f.write(data)
 
 
-def write(path, tensors, meta=None):
-    header, body = {}, b""
-    if meta:
-        header["__metadata__"] = meta
-    for name, a in tensors.items():
-        raw = np.ascontiguousarray(a, "<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [len(body), len(body) + len(raw)]}
-        body += raw
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + body)
-
-
 def check_export(ckpt, weights):
     c, cmeta = read(ckpt)
     w, wmeta = read(weights)
@@ -181,7 +168,7 @@ def check_export(ckpt, weights):
 
 
 def plain(ckpt, out):
-    write(out, read(ckpt)[0])
+    write_safetensors(out, read(ckpt)[0])
 
 
 def check_argmax(logits, predictions):
