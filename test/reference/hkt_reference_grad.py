@@ -189,6 +189,11 @@ def backward_from_cache(c, dy):
     dlam = np.stack([(G[l] * c["s_l"][l]).sum(axis=(0, 2, 3)) for l in range(L)],
                     axis=1)                                          # H x L
     g["theta"] = lam * (dlam - (lam * dlam).sum(axis=1, keepdims=True))
+    # The same sums over |G^(l) S^(l)|: the size of the terms that dlambda's
+    # sums cancel, which is what float32 round-off in dtheta is relative to.
+    dlam_abs = np.stack([np.abs(G[l] * c["s_l"][l]).sum(axis=(0, 2, 3))
+                         for l in range(L)], axis=1)
+    theta_scale = lam * (dlam_abs + (lam * dlam_abs).sum(axis=1, keepdims=True))
 
     # Level scores and projections
     dxs = [np.zeros_like(xl) for xl in c["xs"]]
@@ -224,7 +229,8 @@ def backward_from_cache(c, dy):
         g["down_w"], g["down_b"] = ddw, ddb
 
     g["x"] = dxs[0]
-    aux = dict(dO=dO, dAttn=dAttn, dS=dS, Drow=Drow, G=G)
+    aux = dict(dO=dO, dAttn=dAttn, dS=dS, Drow=Drow, G=G,
+               theta_scale=theta_scale)
     return g, aux
 
 
