@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 #include "test/Unit/TestUtil.h"
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 using namespace hkt::test;
 
 namespace {
@@ -20,10 +21,10 @@ TEST_F(CheckpointTest, RoundTripKeepsTensorsAndMetadata) {
   Tensor w = makeF32({2, 2}, {1, 2, 3, 4});
   Tensor m = makeF32({2}, {-1, 0.5});
   std::string file = path("c.safetensors");
-  ASSERT_TRUE(writeCheckpoint(file, {{"w", &w}, {"adam.m.w", &m}},
-                              {{checkpoint::kModel, kModel},
-                               {checkpoint::kStep, "12"}})
-                  .ok());
+  ASSERT_TRUE(
+      writeCheckpoint(file, {{"w", &w}, {"adam.m.w", &m}},
+                      {{checkpoint::kModel, kModel}, {checkpoint::kStep, "12"}})
+          .ok());
   Expected<Checkpoint> c = readCheckpoint(file);
   ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_EQ(c->meta(checkpoint::kFormat), checkpoint::kFormatName);
@@ -71,9 +72,10 @@ TEST(CheckpointNames, TellOptimizerStateAndCheckpointsApart) {
 TEST(CheckpointConfig, SameConfigPasses) {
   EXPECT_TRUE(checkModelConfig(kModel, "c", kModel, "m").ok());
   // Key order does not matter.
-  EXPECT_TRUE(checkModelConfig(R"({"vocab":20,"heads":2,"dim":16,"classes":10})",
-                               "c", kModel, "m")
-                  .ok());
+  EXPECT_TRUE(
+      checkModelConfig(R"({"vocab":20,"heads":2,"dim":16,"classes":10})", "c",
+                       kModel, "m")
+          .ok());
   // A file without a config (another tool's weights) passes.
   EXPECT_TRUE(checkModelConfig("", "c", kModel, "m").ok());
 }
@@ -90,8 +92,8 @@ TEST(CheckpointConfig, NamesTheKeyThatDiffers) {
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(mentions(s.message(), "with dim nothing")) << s.message();
   s = checkModelConfig(
-      R"({"classes":10,"dim":16,"heads":2,"vocab":20,"extra":1})", "c",
-      kModel, "m");
+      R"({"classes":10,"dim":16,"heads":2,"vocab":20,"extra":1})", "c", kModel,
+      "m");
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(mentions(s.message(), "has the model key 'extra'"))
       << s.message();

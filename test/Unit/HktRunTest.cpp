@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Checkpoint.h"
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
+#include "runtime/train/Checkpoint.h"
 #include "test/Unit/TestUtil.h"
 
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 using namespace hkt::test;
 
 namespace {

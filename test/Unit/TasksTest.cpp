@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tasks.h"
+#include "runtime/train/Tasks.h"
 #include "test/Unit/TestUtil.h"
 
 #include <zlib.h>
@@ -16,6 +16,7 @@
 #include <sstream>
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 using namespace hkt::test;
 
 namespace {
@@ -26,8 +27,8 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 std::string render(const std::vector<int32_t> &tokens) {
-  static const char *names[] = {"<pad>", "0",    "1",    "2",    "3",   "4",
-                                "5",     "6",    "7",    "8",    "9",   "[MAX",
+  static const char *names[] = {"<pad>", "0",    "1",   "2", "3", "4",
+                                "5",     "6",    "7",   "8", "9", "[MAX",
                                 "[MIN",  "[MED", "[SM", "]"};
   std::string s;
   for (int32_t t : tokens) {
@@ -369,8 +370,8 @@ TEST(TasksListOps, OptionErrors) {
   EXPECT_TRUE(mentions(e, "option 'train' is 'ten'"));
   EXPECT_TRUE(mentions(openError("listops:train=-1", 64), "'train'"));
   EXPECT_TRUE(mentions(openError("listops:valid=", 64), "'valid'"));
-  EXPECT_TRUE(mentions(openError("listops:test=99999999999999999999", 64),
-                       "'test'"));
+  EXPECT_TRUE(
+      mentions(openError("listops:test=99999999999999999999", 64), "'test'"));
   EXPECT_TRUE(mentions(openError("listops:depth=0", 64), "from 1"));
   EXPECT_TRUE(mentions(openError("listops:args=1", 64), "from 2"));
   EXPECT_TRUE(mentions(openError("listops:depth=3,depth=4", 64), "twice"));
@@ -747,7 +748,8 @@ TEST(TasksFmnistReal, DebianDataset) {
   EXPECT_EQ(task->vocab(), 257);
   std::set<int32_t> labels;
   for (Split split : kSplits) {
-    for (int64_t i : {int64_t(0), task->size(split) / 2, task->size(split) - 1}) {
+    for (int64_t i :
+         {int64_t(0), task->size(split) / 2, task->size(split) - 1}) {
       Example ex = getOrFail(*task, split, i);
       ASSERT_EQ(ex.tokens.size(), 784u);
       int32_t lo = 1000, hi = -1;

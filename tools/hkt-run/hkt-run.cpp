@@ -16,14 +16,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/hkt-run/Training.h"
-#include "runtime/Checkpoint.h"
 #include "runtime/CompiledModule.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Manifest.h"
 #include "runtime/MemoryCheck.h"
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
+#include "runtime/train/Checkpoint.h"
+#include "tools/hkt-run/Training.h"
 
 #include <algorithm>
 #include <charconv>
@@ -44,6 +44,7 @@
 #include <sys/resource.h>
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 
 namespace {
 
@@ -186,9 +187,8 @@ Options parseCommandLine(int argc, char **argv) {
       haveValue = true;
     }
     static const std::set<std::string> valued = {
-        "--entry",         "--input",  "--output",  "--params",
-        "--params-prefix", "--random", "--threads", "--bench", "--grads",
-        "--device"};
+        "--entry",  "--input",   "--output", "--params", "--params-prefix",
+        "--random", "--threads", "--bench",  "--grads",  "--device"};
     if (!valued.count(flag))
       throw UsageError("unknown option '" + arg + "'");
     if (!haveValue) {
@@ -413,8 +413,8 @@ const Entry *chooseEntry(const CompiledModule &module, const Options &o,
   fail("module '" + o.moduleDir + "' has several " + kind +
        "; choose one with --entry: " + manifest.entryNames() +
        (names.empty() ? std::string()
-                      : " (" + std::to_string(named.size()) +
-                            " of them take " + names + ")") +
+                      : " (" + std::to_string(named.size()) + " of them take " +
+                            names + ")") +
        entryListing(module.entries()));
 }
 

@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 #include "runtime/Internal.h"
 
 #include <nlohmann/json.hpp>
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 using json = nlohmann::json;
 using hkt::runtime::detail::concat;
 
@@ -23,18 +24,18 @@ std::string Checkpoint::meta(const std::string &key) const {
   return it == metadata.end() ? std::string() : it->second;
 }
 
-bool hkt::runtime::isOptimizerState(const std::string &name) {
+bool hkt::train::isOptimizerState(const std::string &name) {
   return name.rfind(checkpoint::kFirstMoment, 0) == 0 ||
          name.rfind(checkpoint::kSecondMoment, 0) == 0;
 }
 
-bool hkt::runtime::isCheckpointMetadata(
+bool hkt::train::isCheckpointMetadata(
     const std::map<std::string, std::string> &metadata) {
   auto it = metadata.find(checkpoint::kFormat);
   return it != metadata.end() && it->second == checkpoint::kFormatName;
 }
 
-Expected<Checkpoint> hkt::runtime::readCheckpoint(const std::string &path) {
+Expected<Checkpoint> hkt::train::readCheckpoint(const std::string &path) {
   Expected<SafeTensorsFile> file = readSafeTensors(path);
   if (!file)
     return file.status();
@@ -50,7 +51,7 @@ Expected<Checkpoint> hkt::runtime::readCheckpoint(const std::string &path) {
   return c;
 }
 
-Status hkt::runtime::writeCheckpoint(
+Status hkt::train::writeCheckpoint(
     const std::string &path,
     const std::vector<std::pair<std::string, const Tensor *>> &tensors,
     std::map<std::string, std::string> metadata) {
@@ -58,17 +59,18 @@ Status hkt::runtime::writeCheckpoint(
   return writeSafeTensors(path, tensors, metadata);
 }
 
-Status hkt::runtime::checkModelConfig(const std::string &checkpointConfig,
-                                      const std::string &checkpointPath,
-                                      const std::string &moduleConfig,
-                                      const std::string &modulePath) {
+Status hkt::train::checkModelConfig(const std::string &checkpointConfig,
+                                    const std::string &checkpointPath,
+                                    const std::string &moduleConfig,
+                                    const std::string &modulePath) {
   if (checkpointConfig.empty())
     return Status::success();
   if (moduleConfig.empty())
     return Status::error(concat("module '", modulePath,
                                 "' records no model config (compile it with "
                                 "hkt-compile --model)"));
-  json saved = json::parse(checkpointConfig, nullptr, /*allow_exceptions=*/false);
+  json saved =
+      json::parse(checkpointConfig, nullptr, /*allow_exceptions=*/false);
   json module = json::parse(moduleConfig, nullptr, false);
   if (!saved.is_object())
     return Status::error(concat("checkpoint '", checkpointPath,
@@ -84,9 +86,8 @@ Status hkt::runtime::checkModelConfig(const std::string &checkpointConfig,
   }
   for (auto it = saved.begin(); it != saved.end(); ++it)
     if (!module.contains(it.key()))
-      return Status::error(concat("checkpoint '", checkpointPath,
-                                  "' has the model key '", it.key(),
-                                  "', which the module '", modulePath,
-                                  "' does not"));
+      return Status::error(
+          concat("checkpoint '", checkpointPath, "' has the model key '",
+                 it.key(), "', which the module '", modulePath, "' does not"));
   return Status::success();
 }

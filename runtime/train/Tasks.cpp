@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tasks.h"
+#include "runtime/train/Tasks.h"
 #include "runtime/Internal.h"
 #include "runtime/Random.h"
 
@@ -18,9 +18,10 @@
 #include <sys/stat.h>
 
 using namespace hkt::runtime;
+using namespace hkt::train;
 using namespace hkt::runtime::detail;
 
-const char *hkt::runtime::splitName(Split split) {
+const char *hkt::train::splitName(Split split) {
   switch (split) {
   case Split::Train:
     return "train";
@@ -259,8 +260,8 @@ private:
       else
         out.push_back(kDigit0 + static_cast<int32_t>(rng.below(10)));
       // The tree will need at least this many tokens.
-      if (!budgeted && static_cast<int64_t>(out.size() + left.size()) +
-                               pending > len)
+      if (!budgeted &&
+          static_cast<int64_t>(out.size() + left.size()) + pending > len)
         return false;
     }
     return true;
@@ -308,8 +309,8 @@ public:
   void read(void *dst, size_t n, const char *part) {
     size_t got = readSome(dst, n);
     if (got < n)
-      fail(what, " is truncated: it ends inside the ", part, " (", got,
-           " of ", n, " bytes)");
+      fail(what, " is truncated: it ends inside the ", part, " (", got, " of ",
+           n, " bytes)");
   }
 
   /// Appends exactly `n` bytes to `out`, growing it as the data arrives so
@@ -424,8 +425,8 @@ public:
     std::string trainImages = dir + "/train-images-idx3-ubyte.gz";
     std::string testImages = dir + "/t10k-images-idx3-ubyte.gz";
     trainPixels = readIdxImages(trainImages, trainCount);
-    trainLabels = readIdxLabels(dir + "/train-labels-idx1-ubyte.gz",
-                                trainCount, trainImages);
+    trainLabels = readIdxLabels(dir + "/train-labels-idx1-ubyte.gz", trainCount,
+                                trainImages);
     testPixels = readIdxImages(testImages, testCount);
     testLabels = readIdxLabels(dir + "/t10k-labels-idx1-ubyte.gz", testCount,
                                testImages);
@@ -458,7 +459,8 @@ public:
               split == Split::Test ? testPixels : trainPixels;
           const std::vector<uint8_t> &labels =
               split == Split::Test ? testLabels : trainLabels;
-          int64_t image = split == Split::Valid ? trainOnlyCount + index : index;
+          int64_t image =
+              split == Split::Valid ? trainOnlyCount + index : index;
           Example ex;
           ex.tokens.resize(kImagePixels);
           const uint8_t *p = pixels.data() + image * kImagePixels;
@@ -543,8 +545,9 @@ public:
       Split split = n % 10 == 9   ? Split::Test
                     : n % 10 == 8 ? Split::Valid
                                   : Split::Train;
-      examples[splitIndex(split)].push_back(
-          {textBegin, static_cast<size_t>(bytes), static_cast<int32_t>(*label)});
+      examples[splitIndex(split)].push_back({textBegin,
+                                             static_cast<size_t>(bytes),
+                                             static_cast<int32_t>(*label)});
     }
     classCount = maxLabel + 1;
   }
@@ -564,9 +567,8 @@ public:
           Example ex;
           ex.tokens.resize(r.size);
           for (size_t i = 0; i < r.size; ++i)
-            ex.tokens[i] = int32_t(static_cast<unsigned char>(
-                               data[r.begin + i])) +
-                           1;
+            ex.tokens[i] =
+                int32_t(static_cast<unsigned char>(data[r.begin + i])) + 1;
           ex.label = r.label;
           return ex;
         });
@@ -590,7 +592,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 Expected<int32_t>
-hkt::runtime::evaluateListOps(const std::vector<int32_t> &tokens) {
+hkt::train::evaluateListOps(const std::vector<int32_t> &tokens) {
   return guarded<Expected<int32_t>>(
       "ListOps expression", [&]() -> Expected<int32_t> {
         // An explicit stack rather than recursion: the input may nest as
@@ -662,9 +664,9 @@ hkt::runtime::evaluateListOps(const std::vector<int32_t> &tokens) {
       });
 }
 
-Expected<std::unique_ptr<Task>>
-hkt::runtime::openTask(const std::string &spec, int64_t maxLen,
-                       uint64_t dataSeed) {
+Expected<std::unique_ptr<Task>> hkt::train::openTask(const std::string &spec,
+                                                     int64_t maxLen,
+                                                     uint64_t dataSeed) {
   using Result = Expected<std::unique_ptr<Task>>;
   return guarded<Result>("task " + inQuotes(spec), [&]() -> Result {
     auto startsWith = [&](const char *prefix) {
@@ -691,8 +693,8 @@ hkt::runtime::openTask(const std::string &spec, int64_t maxLen,
       // Before reading 30 MB of gzip: the model must hold a whole image.
       if (maxLen < kImagePixels)
         fail("task ", inQuotes(spec), ": the images are ", kImagePixels,
-             " tokens (", kImageSide, "x", kImageSide, " pixels) and max_len is ",
-             maxLen);
+             " tokens (", kImageSide, "x", kImageSide,
+             " pixels) and max_len is ", maxLen);
       return std::unique_ptr<Task>(new FmnistTask(spec, dir));
     }
 

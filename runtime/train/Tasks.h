@@ -1,4 +1,5 @@
-//===- Tasks.h - The training tasks: ListOps, Fashion-MNIST, byte text -*- C++ -*-===//
+//===- Tasks.h - The training tasks: ListOps, Fashion-MNIST, byte text -*- C++
+//-*-===//
 //
 // Part of the HKT compiler project.
 //
@@ -31,8 +32,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HKT_RUNTIME_TASKS_H
-#define HKT_RUNTIME_TASKS_H
+#ifndef HKT_RUNTIME_TRAIN_TASKS_H
+#define HKT_RUNTIME_TRAIN_TASKS_H
 
 #include "runtime/Status.h"
 
@@ -41,7 +42,10 @@
 #include <string>
 #include <vector>
 
-namespace hkt::runtime {
+namespace hkt::train {
+
+using runtime::Expected;
+using runtime::Status;
 
 enum class Split { Train, Valid, Test };
 
@@ -82,6 +86,6 @@ Expected<std::unique_ptr<Task>> openTask(const std::string &spec,
 /// error if the tokens are not one well-formed expression.
 Expected<int32_t> evaluateListOps(const std::vector<int32_t> &tokens);
 
-} // namespace hkt::runtime
+} // namespace hkt::train
 
-#endif // HKT_RUNTIME_TASKS_H
+#endif // HKT_RUNTIME_TRAIN_TASKS_H

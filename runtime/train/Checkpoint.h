@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HKT_RUNTIME_CHECKPOINT_H
-#define HKT_RUNTIME_CHECKPOINT_H
+#ifndef HKT_RUNTIME_TRAIN_CHECKPOINT_H
+#define HKT_RUNTIME_TRAIN_CHECKPOINT_H
 
 #include "runtime/ModuleFormat.h"
 #include "runtime/SafeTensors.h"
@@ -26,7 +26,11 @@
 #include <string>
 #include <vector>
 
-namespace hkt::runtime {
+namespace hkt::train {
+
+using runtime::Expected;
+using runtime::Status;
+using runtime::Tensor;
 
 /// Metadata keys.
 namespace checkpoint {
@@ -78,6 +82,6 @@ Status checkModelConfig(const std::string &checkpointConfig,
                         const std::string &moduleConfig,
                         const std::string &modulePath);
 
-} // namespace hkt::runtime
+} // namespace hkt::train
 
-#endif // HKT_RUNTIME_CHECKPOINT_H
+#endif // HKT_RUNTIME_TRAIN_CHECKPOINT_H
