@@ -31,9 +31,11 @@ namespace hkt {
 /// as memrefs, results turned into trailing out-parameters.
 void buildHktCpuReferencePipeline(OpPassManager &pm);
 
-/// Registers the hkt dialect and every dialect and external interface model
-/// (bufferization, LLVM translation) that the hkt pipelines need.
-void registerHktDialects(DialectRegistry &registry);
+/// Registers the external interface models and dialect extensions the hkt
+/// pipelines need (bufferization, value bounds, deallocation, the adjoints
+/// of upstream ops, transform-dialect extensions, translation to LLVM IR) on
+/// the dialects of registerHktDialects (dialect/Register.h).
+void registerHktExtensions(DialectRegistry &registry);
 
 /// Options of the fused CPU pipeline (tile sizes of the online attention).
 struct FusedPipelineOptions

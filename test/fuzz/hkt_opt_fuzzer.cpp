@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/Register.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -34,6 +35,7 @@ static const DialectRegistry &registry() {
     registerAllDialects(*reg);
     registerAllExtensions(*reg);
     hkt::registerHktDialects(*reg);
+    hkt::registerHktExtensions(*reg);
     return reg;
   }();
   return *r;

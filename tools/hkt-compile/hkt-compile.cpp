@@ -14,9 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/ModuleCompiler.h"
 #include "compiler/frontend/LayerConfig.h"
 #include "compiler/frontend/ModelConfig.h"
-#include "compiler/ModuleCompiler.h"
+#include "dialect/Register.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,9 +39,10 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("hkt-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
                                       cl::cat(category));
-static cl::opt<std::string> layerFile(
-    "layer", cl::desc("Compile one HKT layer from a layer config (JSON)"),
-    cl::value_desc("LAYER.json"), cl::cat(category));
+static cl::opt<std::string>
+    layerFile("layer",
+              cl::desc("Compile one HKT layer from a layer config (JSON)"),
+              cl::value_desc("LAYER.json"), cl::cat(category));
 static cl::opt<std::string> modelFile(
     "model",
     cl::desc("Compile SPEC's classifier model from a model config (JSON): "
@@ -51,18 +53,19 @@ static cl::opt<int64_t> modelBatch(
     cl::desc("--model: the largest batch a call takes (default 1024); the "
              "batch is dynamic, any B in [1, N] runs"),
     cl::init(hkt::kDefaultMaxBatch), cl::cat(category));
-static cl::alias modelBatchAlias("batch",
-                                 cl::desc("Alias for --max-batch"),
+static cl::alias modelBatchAlias("batch", cl::desc("Alias for --max-batch"),
                                  cl::aliasopt(modelBatch), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
                                       cl::value_desc("OUT"), cl::cat(category));
-static cl::opt<bool> emitMlir(
-    "emit-mlir", cl::desc("Print the hkt IR that would be compiled and stop"),
-    cl::cat(category));
+static cl::opt<bool>
+    emitMlir("emit-mlir",
+             cl::desc("Print the hkt IR that would be compiled and stop"),
+             cl::cat(category));
 static cl::opt<bool> backward(
     "backward",
-    cl::desc("Add a gradient entry NAME_grad for every entry (hkt-differentiate:"
-             " the layer's arguments and dy in, d(sum(y * dy)) out)"),
+    cl::desc(
+        "Add a gradient entry NAME_grad for every entry (hkt-differentiate:"
+        " the layer's arguments and dy in, d(sum(y * dy)) out)"),
     cl::cat(category));
 static cl::opt<bool> inferenceOnly(
     "inference",
@@ -133,115 +136,122 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "HKT ahead-of-time compiler: hkt IR or a layer "
-                              "config -> a compiled module directory\n");
+/// The flags that do not depend on the input: one input, one output, the
+/// options that apply to it. Returns the first problem, or "".
+static std::string checkFlags() {
   if (int(!inputFile.empty()) + int(!layerFile.empty()) +
           int(!modelFile.empty()) !=
       1)
-    return fail("give exactly one input: IN.mlir, --layer LAYER.json or "
-                "--model MODEL.json");
+    return "give exactly one input: IN.mlir, --layer LAYER.json or "
+           "--model MODEL.json";
   if (modelBatch.getNumOccurrences() && modelFile.empty())
-    return fail("--max-batch applies to --model only");
+    return "--max-batch applies to --model only";
   if (inferenceOnly && modelFile.empty())
-    return fail("--inference applies to --model only");
+    return "--inference applies to --model only";
   if (inferenceOnly && backward)
-    return fail("--inference and --backward exclude each other");
+    return "--inference and --backward exclude each other";
   if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))
-    return fail("--max-batch must be in [1, 2^20], got " +
-                std::to_string(modelBatch));
+    return "--max-batch must be in [1, 2^20], got " +
+           std::to_string(modelBatch);
   if (!emitMlir && !emitLLVM && !emitPTX && outputDir.empty())
-    return fail("no output: give -o OUT (or --emit-mlir, --emit-llvm, "
-                "--emit-ptx)");
+    return "no output: give -o OUT (or --emit-mlir, --emit-llvm, "
+           "--emit-ptx)";
   if (int(emitMlir) + int(emitLLVM) + int(emitPTX) > 1)
-    return fail("give at most one of --emit-mlir, --emit-llvm and --emit-ptx");
+    return "give at most one of --emit-mlir, --emit-llvm and --emit-ptx";
   if (target != "cpu" && target != "nvvm" && target != "gpu-emulation")
-    return fail("unknown --target '" + target +
-                "' (available: cpu, nvvm, gpu-emulation)");
+    return "unknown --target '" + target +
+           "' (available: cpu, nvvm, gpu-emulation)";
   bool gpu = target == "nvvm";
   if (!gpu && (chips.getNumOccurrences() || cudaPath.getNumOccurrences() ||
                emitPTX || kernelReport))
-    return fail("--chip, --cuda-path, --emit-ptx and --kernel-report apply "
-                "to --target nvvm only");
+    return "--chip, --cuda-path, --emit-ptx and --kernel-report apply "
+           "to --target nvvm only";
   if (target != "cpu" && (backward || !modelFile.empty()))
-    return fail("--target nvvm compiles the forward pass of a layer or a "
-                "module (inference); --backward and --model are CPU-only "
-                "for now");
+    return "--target nvvm compiles the forward pass of a layer or a "
+           "module (inference); --backward and --model are CPU-only "
+           "for now";
+  return "";
+}
 
-  DialectRegistry registry;
-  hkt::registerHktDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-
+/// The input as hkt IR: built from --layer or --model (whose config, as the
+/// manifest records it, goes to `modelConfigJson`) or parsed from IN.mlir.
+/// Null after printing the problem.
+static OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
+                                       llvm::SourceMgr &sourceMgr,
+                                       std::string &modelConfigJson) {
   OwningOpRef<ModuleOp> module;
-  std::string modelConfigJson;
   if (!layerFile.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(layerFile);
-    if (!buffer)
-      return fail("cannot read layer config '" + layerFile +
-                  "': " + buffer.getError().message());
+    if (!buffer) {
+      fail("cannot read layer config '" + layerFile +
+           "': " + buffer.getError().message());
+      return nullptr;
+    }
     llvm::Expected<hkt::LayerConfig> config =
         hkt::parseLayerConfig((*buffer)->getBuffer());
-    if (!config)
-      return fail(layerFile + ": " + llvm::toString(config.takeError()));
+    if (!config) {
+      fail(layerFile + ": " + llvm::toString(config.takeError()));
+      return nullptr;
+    }
     module = hkt::buildLayerModule(
         context, *config, FileLineColLoc::get(&context, layerFile, 1, 1));
   } else if (!modelFile.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(modelFile);
-    if (!buffer)
-      return fail("cannot read model config '" + modelFile +
-                  "': " + buffer.getError().message());
+    if (!buffer) {
+      fail("cannot read model config '" + modelFile +
+           "': " + buffer.getError().message());
+      return nullptr;
+    }
     llvm::Expected<hkt::ModelConfig> config =
         hkt::parseModelConfig((*buffer)->getBuffer());
-    if (!config)
-      return fail(modelFile + ": " + llvm::toString(config.takeError()));
+    if (!config) {
+      fail(modelFile + ": " + llvm::toString(config.takeError()));
+      return nullptr;
+    }
     modelConfigJson = hkt::modelConfigToJson(*config);
-    module = hkt::buildModelModule(
-        context, *config, modelBatch,
-        FileLineColLoc::get(&context, modelFile, 1, 1));
+    module =
+        hkt::buildModelModule(context, *config, modelBatch,
+                              FileLineColLoc::get(&context, modelFile, 1, 1));
   } else {
     std::string error;
     auto buffer = mlir::openInputFile(inputFile, &error);
-    if (!buffer)
-      return fail(error);
+    if (!buffer) {
+      fail(error);
+      return nullptr;
+    }
     sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
-      return 1; // The parser printed the diagnostics.
+      return nullptr; // The parser printed the diagnostics.
   }
   if (failed(verify(*module)))
-    return 1;
+    return nullptr;
+  return module;
+}
 
-  // A model gets its gradient and training-step entries unless --inference.
+/// Gradient entries (--backward: every public function of IN.mlir, or the
+/// layer) and a model's gradient and training-step entries unless
+/// --inference: hkt-autodiff-pipeline, as hkt-opt runs it.
+static LogicalResult addAutodiffEntries(MLIRContext &context, ModuleOp module) {
   bool model = !modelFile.empty();
-  if (backward || (model && !inferenceOnly)) {
-    // Entries: every public function of IN.mlir, or the layer.
-    // The model: the gradient of the loss, which its gradient entry also
-    // returns (hkt-run --grads prints it).
-    hkt::AutodiffPipelineOptions autodiff;
-    // The fused pipeline differentiates the fused attention
-    // (hkt.fused_attention -> hkt.online_attention_backward, never T x T);
-    // the reference pipeline the step ops (the materialised backward).
-    autodiff.fuse = pipeline.getValue() == hkt::kFusedPipeline;
-    autodiff.model = model;
-    autodiff.maxBatch = modelBatch;
-    PassManager pm(&context);
-    hkt::buildHktAutodiffPipeline(pm, autodiff);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (!backward && !(model && !inferenceOnly))
+    return success();
+  hkt::AutodiffPipelineOptions autodiff;
+  // The fused pipeline differentiates the fused attention
+  // (hkt.fused_attention -> hkt.online_attention_backward, never T x T);
+  // the reference pipeline the step ops (the materialised backward).
+  autodiff.fuse = pipeline.getValue() == hkt::kFusedPipeline;
+  autodiff.model = model;
+  autodiff.maxBatch = modelBatch;
+  PassManager pm(&context);
+  hkt::buildHktAutodiffPipeline(pm, autodiff);
+  return pm.run(module);
+}
 
-  if (emitMlir) {
-    module->print(llvm::outs());
-    llvm::outs() << "\n";
-    return 0;
-  }
-
+/// The compile options of the flags; the problem in `error` if any.
+static hkt::CompileOptions
+compileOptionsFromFlags(const std::string &modelConfigJson,
+                        std::string &error) {
   hkt::CompileOptions options;
   options.cpu = cpu;
   options.pipeline = pipeline;
@@ -257,18 +267,52 @@ int main(int argc, char **argv) {
   if (kernelReport)
     options.kernelReport = &llvm::outs();
   if (tileQ.getNumOccurrences() && tileQ < 1)
-    return fail("--tile-q must be >= 1");
-  if (tileK.getNumOccurrences() && tileK < 1)
-    return fail("--tile-k must be >= 1");
-  if ((tileQ.getNumOccurrences() || tileK.getNumOccurrences()) &&
-      pipeline.getValue() != hkt::kFusedPipeline)
-    return fail("--tile-q and --tile-k apply to the fused pipeline only");
+    error = "--tile-q must be >= 1";
+  else if (tileK.getNumOccurrences() && tileK < 1)
+    error = "--tile-k must be >= 1";
+  else if ((tileQ.getNumOccurrences() || tileK.getNumOccurrences()) &&
+           pipeline.getValue() != hkt::kFusedPipeline)
+    error = "--tile-q and --tile-k apply to the fused pipeline only";
   options.tileQ = tileQ;
   options.tileK = tileK;
-  if (model)
+  if (!modelFile.empty())
     options.modelConfig = modelConfigJson;
   if (emitLLVM)
     options.emitLLVM = &llvm::outs();
+  return options;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "HKT ahead-of-time compiler: hkt IR or a layer "
+                              "config -> a compiled module directory\n");
+  if (std::string problem = checkFlags(); !problem.empty())
+    return fail(problem);
+
+  DialectRegistry registry;
+  hkt::registerHktDialects(registry);
+  hkt::registerHktExtensions(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  std::string modelConfigJson;
+  OwningOpRef<ModuleOp> module = loadInput(context, sourceMgr, modelConfigJson);
+  if (!module || failed(addAutodiffEntries(context, *module)))
+    return 1;
+  if (emitMlir) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  std::string error;
+  hkt::CompileOptions options = compileOptionsFromFlags(modelConfigJson, error);
+  if (!error.empty())
+    return fail(error);
   if (failed(hkt::compileToDirectory(*module, options, outputDir)))
     return 1;
   return 0;
