@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the lowering of the model ops (passes/conversion/LowerModelOps.cpp) and their
+// What the lowering of the model ops (passes/conversion/ModelOps.cpp) and their
 // adjoints (dialect/Adjoints.cpp) both compute, written once: LayerNorm's row
 // statistics, GELU (tanh form) and its derivative, a row log-sum-exp.
 //

@@ -1,4 +1,4 @@
-//===- LowerModelOps.cpp - the model ops to linalg (hkt-lower-to-linalg) --===//
+//===- ModelOps.cpp - The classifier model's ops to linalg ----------------===//
 //
 // Part of the HKT compiler project.
 //
@@ -7,14 +7,15 @@
 // The reference lowering of the classifier model's ops (SPEC "The classifier
 // model"): embedding, LayerNorm, GELU, the masked mean-pool, the mean
 // cross-entropy and the token lengths, each as linalg.generic on tensors.
-// Part of hkt-lower-to-linalg (populateHktToLinalgPatterns).
+// Part of hkt-lower-to-linalg (Rewriters.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "dialect/Utils/ModelMath.h"
-#include "passes/conversion/Passes.h"
+#include "passes/conversion/LinalgLoweringUtils.h"
+#include "passes/conversion/Rewriters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,15 +25,15 @@
 
 using namespace mlir;
 using namespace mlir::hkt;
+using namespace mlir::hkt::conversion;
 
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// out[b,t,c] = table[tokens[b,t], c] + pos[t,c].
 struct LowerEmbed : OpRewritePattern<EmbedOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EmbedOp op, PatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(EmbedOp op,
+                                PatternRewriter &rw) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
     AffineExpr b, t, c;
@@ -42,20 +43,23 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
     RankedTensorType type = op.getType();
     int64_t len = type.getDimSize(1), width = type.getDimSize(2);
     Value pos = op.getPos();
-    if (typeOf(pos).getDimSize(0) != len)
+    if (tensorType(pos).getDimSize(0) != len)
       pos = tensor::ExtractSliceOp::create(
           rw, loc, RankedTensorType::get({len, width}, type.getElementType()),
           pos, ValueRange{}, ValueRange{}, ValueRange{},
-          rw.getDenseI64ArrayAttr({0, 0}), rw.getDenseI64ArrayAttr({len, width}),
+          rw.getDenseI64ArrayAttr({0, 0}),
+          rw.getDenseI64ArrayAttr({len, width}),
           rw.getDenseI64ArrayAttr({1, 1}));
     Value out = tensorGeneric(
         rw, loc, type, {op.getTokens(), pos},
         {indexingMap(3, {b, t}, ctx), indexingMap(3, {t, c}, ctx),
          indexingMap(3, {b, t, c}, ctx)},
         {kPar, kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value row = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+          Value row =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
           Value col = linalg::IndexOp::create(nb, l, 2);
-          Value e = tensor::ExtractOp::create(nb, l, table, ValueRange{row, col});
+          Value e =
+              tensor::ExtractOp::create(nb, l, table, ValueRange{row, col});
           return arith::AddFOp::create(nb, l, e, a[1]).getResult();
         });
     rw.replaceOp(op, out);
@@ -98,12 +102,12 @@ struct LowerGelu : OpRewritePattern<GeluOp> {
     RankedTensorType type = op.getType();
     unsigned rank = type.getRank();
     AffineMap all = AffineMap::getMultiDimIdentityMap(rank, rw.getContext());
-    Value out = tensorGeneric(
-        rw, op.getLoc(), type, {op.getInput()}, {all, all},
-        SmallVector<utils::IteratorType>(rank, kPar),
-        [](OpBuilder &nb, Location l, ValueRange a) {
-          return geluValue(nb, l, a[0]);
-        });
+    Value out =
+        tensorGeneric(rw, op.getLoc(), type, {op.getInput()}, {all, all},
+                      SmallVector<utils::IteratorType>(rank, kPar),
+                      [](OpBuilder &nb, Location l, ValueRange a) {
+                        return geluValue(nb, l, a[0]);
+                      });
     rw.replaceOp(op, out);
     return success();
   }
@@ -126,9 +130,10 @@ struct LowerMeanPool : OpRewritePattern<MeanPoolOp> {
          indexingMap(3, {b, c}, ctx)},
         {kPar, kPar, kRed}, [&](OpBuilder &nb, Location l, ValueRange a) {
           Value pos = linalg::IndexOp::create(nb, l, 2);
-          Value len = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
-          Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                              pos, len);
+          Value len =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
+          Value valid =
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, pos, len);
           return arith::SelectOp::create(nb, l, valid, a[0], zero).getResult();
         });
     Value out = tensorGeneric(
@@ -136,7 +141,8 @@ struct LowerMeanPool : OpRewritePattern<MeanPoolOp> {
         {indexingMap(2, {b, c}, ctx), indexingMap(2, {b}, ctx),
          indexingMap(2, {b, c}, ctx)},
         {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value len = arith::SIToFPOp::create(nb, l, type.getElementType(), a[1]);
+          Value len =
+              arith::SIToFPOp::create(nb, l, type.getElementType(), a[1]);
           return arith::DivFOp::create(nb, l, a[0], len).getResult();
         });
     rw.replaceOp(op, out);
@@ -151,7 +157,7 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
-    RankedTensorType logitsType = typeOf(op.getLogits());
+    RankedTensorType logitsType = tensorType(op.getLogits());
     int64_t batch = logitsType.getDimSize(0);
     Value lse = rowLogSumExp(rw, loc, op.getLogits());
     Value logits = op.getLogits();
@@ -165,7 +171,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
          AffineMap::get(1, 0, {}, ctx)},
         {kRed}, [&](OpBuilder &nb, Location l, ValueRange a) {
           Value row = linalg::IndexOp::create(nb, l, 0);
-          Value label = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
+          Value label =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
           Value picked =
               tensor::ExtractOp::create(nb, l, logits, ValueRange{row, label});
           Value nll = arith::SubFOp::create(nb, l, a[0], picked);
@@ -185,7 +192,7 @@ struct LowerTokenLengths : OpRewritePattern<TokenLengthsOp> {
                                 PatternRewriter &rw) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rw.getContext();
-    RankedTensorType tokType = typeOf(op.getTokens());
+    RankedTensorType tokType = tensorType(op.getTokens());
     RankedTensorType type = op.getType();
     Type outElt = type.getElementType(), tokElt = tokType.getElementType();
     int64_t t = tokType.getDimSize(1);
@@ -216,7 +223,8 @@ struct LowerTokenLengths : OpRewritePattern<TokenLengthsOp> {
 
 } // namespace
 
-void mlir::hkt::populateHktModelToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::hkt::populateHktModelOpsToLinalgPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<LowerEmbed, LowerLayerNorm, LowerGelu, LowerMeanPool,
                LowerCrossEntropy, LowerTokenLengths>(patterns.getContext());
 }
