@@ -1,0 +1,279 @@
+//===- AttentionLowering.cpp - What the CPU attention lowerings share -----===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/codegen/cpu/AttentionLowering.h"
+#include "dialect/HKTOps.h"
+#include "dialect/OnlineAttentionTile.h"
+#include "dialect/Utils/LinalgBuilders.h"
+
+#include "dialect/Utils/TileGeometry.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+namespace {
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+} // namespace
+
+namespace mlir::hkt::cpu {
+
+void chooseTiles(ArrayRef<int64_t> factors, int64_t tq, int64_t tk,
+                 int64_t requestedQ, int64_t requestedK, int64_t &tileQ,
+                 int64_t &tileK, int64_t &tqPad, int64_t &tkPad) {
+  int64_t align = alignmentOf(factors);
+  tileQ = roundUp(std::min(requestedQ, roundUp(tq, align)), align);
+  tileK = roundUp(std::min(requestedK, roundUp(tk, align)), align);
+  tqPad = roundUp(tq, tileQ);
+  tkPad = roundUp(tk, tileK);
+}
+
+Value staticSlice(RewriterBase &rw, Location loc, RankedTensorType type,
+                  Value src, ArrayRef<OpFoldResult> offsets,
+                  ArrayRef<int64_t> sizes) {
+  return tensor::ExtractSliceOp::create(
+      rw, loc, type, src, offsets,
+      getAsIndexOpFoldResult(rw.getContext(), sizes),
+      SmallVector<OpFoldResult>(sizes.size(), rw.getIndexAttr(1)));
+}
+
+Value rowKeyLength(RewriterBase &rw, Location loc, Value keyLengths, Value b) {
+  Value len = tensor::ExtractOp::create(rw, loc, keyLengths, ValueRange{b});
+  return arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len);
+}
+
+Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
+              int64_t size, Value padValue) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getDimSize(dim) == size)
+    return v;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  return tensor::createPadHighOp(
+      RankedTensorType::get(shape, t.getElementType()), v, padValue,
+      /*nofold=*/false, loc, rw);
+}
+
+Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
+                    int64_t tileLen, ArrayRef<int64_t> rad, bool transposed) {
+  auto t = cast<RankedTensorType>(src.getType());
+  Type elt = t.getElementType();
+  auto type = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elt);
+  };
+  int64_t batch = t.getDimSize(0), n = t.getDimSize(1),
+          headDim = t.getDimSize(2) / heads;
+  int64_t period = 1;
+  for (int64_t r : rad)
+    period *= r;
+  int64_t m = rad.size();
+  // B x tiles x c x r_{m-1} x ... x r_0 x H x d
+  SmallVector<int64_t> shape = {batch, n / tileLen, tileLen / period};
+  for (int64_t r : llvm::reverse(rad))
+    shape.push_back(r);
+  shape.append({heads, headDim});
+  int64_t hDim = 3 + m, dDim = 4 + m;
+  SmallVector<ReassociationIndices> split = {
+      {0}, llvm::to_vector(llvm::seq<int64_t>(1, hDim)), {hDim, dDim}};
+  Value expanded =
+      tensor::ExpandShapeOp::create(rw, loc, type(shape), src, split);
+  // -> B x H x tiles x [d x] r_0 x ... x r_{m-1} x c [x d]
+  SmallVector<int64_t> perm = {0, hDim, 1};
+  if (transposed)
+    perm.push_back(dDim);
+  for (int64_t i = 0; i < m; ++i)
+    perm.push_back(2 + m - i);
+  perm.push_back(2);
+  if (!transposed)
+    perm.push_back(dDim);
+  SmallVector<int64_t> permShape;
+  for (int64_t p : perm)
+    permShape.push_back(shape[p]);
+  Value init = tensor::EmptyOp::create(rw, loc, permShape, elt);
+  Value moved =
+      linalg::TransposeOp::create(rw, loc, expanded, init, perm).getResult()[0];
+  SmallVector<ReassociationIndices> merge;
+  SmallVector<int64_t> outShape;
+  if (transposed) {
+    merge = {{0}, {1}, {2}, {3}, llvm::to_vector(llvm::seq<int64_t>(4, 5 + m))};
+    outShape = {batch, heads, n / tileLen, headDim, tileLen};
+  } else {
+    merge = {{0}, {1}, llvm::to_vector(llvm::seq<int64_t>(2, 4 + m)), {4 + m}};
+    outShape = {batch, heads, n, headDim};
+  }
+  return tensor::CollapseShapeOp::create(rw, loc, type(outShape), moved, merge);
+}
+
+Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
+                        int64_t batch, int64_t tk, int64_t tkPad) {
+  if (tkPad == tk)
+    return lengths;
+  auto lenType = lengths ? cast<RankedTensorType>(lengths.getType())
+                         : RankedTensorType::get({batch}, rw.getI32Type());
+  Value real = arith::ConstantOp::create(
+      rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
+  Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
+                                        lenType.getElementType());
+  if (!lengths)
+    return linalg::FillOp::create(rw, loc, real, empty).getResult(0);
+  AffineMap id = rw.getMultiDimIdentityMap(1);
+  return linalg::GenericOp::create(
+             rw, loc, lenType, lengths, empty, {id, id}, {kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::MinSIOp::create(nb, nl, args[0], real).getResult());
+             })
+      .getResult(0);
+}
+
+void rankReduceParallelInserts(RewriterBase &rw, scf::ForallOp forall) {
+  scf::InParallelOp terminator = forall.getTerminator();
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPoint(terminator);
+  for (Operation &yielding : terminator.getYieldingOps()) {
+    auto insert = cast<tensor::ParallelInsertSliceOp>(&yielding);
+    auto sourceType = cast<RankedTensorType>(insert.getSource().getType());
+    SmallVector<ReassociationIndices> merge =
+        sourceType.getRank() == 3 && sourceType.getDimSize(0) == 1 &&
+                sourceType.getDimSize(1) == 1
+            ? SmallVector<ReassociationIndices>{{0, 1, 2}}
+            : SmallVector<ReassociationIndices>{{0, 1}, {2}};
+    Value reduced = tensor::CollapseShapeOp::create(rw, insert.getLoc(),
+                                                    insert.getSource(), merge);
+    rw.modifyOpInPlace(insert,
+                       [&] { insert.getSourceMutable().assign(reduced); });
+  }
+}
+
+Value unpadTo(RewriterBase &rw, Location loc, Value padded,
+              RankedTensorType want) {
+  if (cast<RankedTensorType>(padded.getType()) == want)
+    return padded;
+  int64_t rank = want.getRank();
+  SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
+      strides(rank, rw.getIndexAttr(1));
+  for (int64_t s : want.getShape())
+    sizes.push_back(rw.getIndexAttr(s));
+  return tensor::ExtractSliceOp::create(rw, loc, want, padded, offsets, sizes,
+                                        strides);
+}
+
+void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall) {
+  forall.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *o) {
+    if (o != forall && isOpTriviallyDead(o))
+      rw.eraseOp(o);
+  });
+}
+
+bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+Value unpackHeadTiles(RewriterBase &rw, Location loc, Value packed,
+                      ArrayRef<int64_t> rad) {
+  auto t = cast<RankedTensorType>(packed.getType());
+  Type elt = t.getElementType();
+  int64_t tiles = t.getDimSize(0), headDim = t.getDimSize(1),
+          tileLen = t.getDimSize(2);
+  int64_t period = 1;
+  for (int64_t r : rad)
+    period *= r;
+  int64_t m = rad.size();
+  // tiles x d x r_0 x ... x r_{m-1} x c
+  SmallVector<int64_t> shape = {tiles, headDim};
+  llvm::append_range(shape, rad);
+  shape.push_back(tileLen / period);
+  SmallVector<ReassociationIndices> split = {
+      {0}, {1}, llvm::to_vector(llvm::seq<int64_t>(2, 3 + m))};
+  Value expanded = tensor::ExpandShapeOp::create(
+      rw, loc, RankedTensorType::get(shape, elt), packed, split);
+  // -> tiles x c x r_{m-1} x ... x r_0 x d
+  SmallVector<int64_t> perm = {0, 2 + m};
+  for (int64_t k = 0; k < m; ++k)
+    perm.push_back(2 + (m - 1 - k));
+  perm.push_back(1);
+  SmallVector<int64_t> permShape;
+  for (int64_t p : perm)
+    permShape.push_back(shape[p]);
+  Value moved = linalg::TransposeOp::create(
+                    rw, loc, expanded,
+                    tensor::EmptyOp::create(rw, loc, permShape, elt), perm)
+                    .getResult()[0];
+  SmallVector<ReassociationIndices> merge = {
+      llvm::to_vector(llvm::seq<int64_t>(0, 2 + m)), {2 + m}};
+  return tensor::CollapseShapeOp::create(
+      rw, loc, RankedTensorType::get({tiles * tileLen, headDim}, elt), moved,
+      merge);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionLowering
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionLowering::checkLowerable(Value queryOffset) {
+  for (Value v : op->getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && !t.hasStaticShape())
+      return op->emitOpError("lowering needs static shapes");
+  if (queryOffset)
+    return op->emitOpError("lowering expects an untiled op (no offsets)");
+  return success();
+}
+
+void AttentionLowering::setShapes(RankedTensorType rows,
+                                  RankedTensorType perHeadRows, int64_t keys,
+                                  ArrayRef<int64_t> levels) {
+  elt = rows.getElementType();
+  batch = rows.getDimSize(0);
+  tq = rows.getDimSize(1);
+  heads = perHeadRows.getDimSize(1);
+  headDim = rows.getDimSize(2) / heads;
+  tk = keys;
+  factors.assign(levels.begin(), levels.end());
+}
+
+void AttentionLowering::chooseTileSizes() {
+  chooseTiles(factors, tq, tk, requestedQ, requestedK, tileQ, tileK, tqPad,
+              tkPad);
+  order = KeyTileOrder(factors, tileK);
+}
+
+FailureOr<std::pair<Value, Value>>
+AttentionLowering::batchAndHead(Operation *tileOp, Value perHeadRows) {
+  auto rowSlice = perHeadRows.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!rowSlice)
+    return op->emitOpError("unexpected tiled form");
+  SmallVector<OpFoldResult> rowOffsets = rowSlice.getMixedOffsets();
+  rw.setInsertionPoint(tileOp);
+  Value b = getValueOrCreateConstantIndexOp(rw, loc, rowOffsets[0]);
+  Value h = getValueOrCreateConstantIndexOp(rw, loc, rowOffsets[1]);
+  return std::make_pair(b, h);
+}
+
+void AttentionLowering::replaceWithUnpadded(scf::ForallOp forall) {
+  rankReduceParallelInserts(rw, forall);
+  rw.setInsertionPointAfter(forall);
+  SmallVector<Value> results;
+  for (auto [r, want] : llvm::zip(forall.getResults(), op->getResultTypes()))
+    results.push_back(unpadTo(rw, loc, r, cast<RankedTensorType>(want)));
+  rw.replaceOp(op, results);
+  eraseDeadInside(rw, forall);
+}
+
+} // namespace mlir::hkt::cpu
