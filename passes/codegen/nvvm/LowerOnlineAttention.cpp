@@ -1,4 +1,4 @@
-//===- GpuLowerOnlineAttention.cpp - hkt.online_attention -> gpu.launch ---===//
+//===- LowerOnlineAttention.cpp - hkt.online_attention -> gpu.launch ------===//
 //
 // The attention kernel of the NVVM path (docs/gpu.md): one thread block per
 // (query tile, head, batch row), one thread per query row. The block stages
@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/Passes.h"
+#include "passes/codegen/nvvm/TargetInfo.h"
 #include "passes/transforms/Passes.h"
 
 #include "dialect/HKTDialect.h"
@@ -40,12 +41,11 @@ using namespace mlir::hkt;
 
 namespace {
 
-/// The static shared-memory limit of one block without opting in.
-constexpr int64_t kStaticSharedLimit = 48 * 1024;
+using Target = NvvmTargetInfo;
 
-/// Rows of query a warp owns in the tensor-core kernel (two 16-row
-/// fragments).
-constexpr int64_t kWarpRows = 32;
+/// Rows of query a warp owns in the tensor-core kernel: one thread per row,
+/// so a warp's rows are its threads (two 16-row fragments).
+constexpr int64_t kWarpRows = Target::kWarpSize;
 
 struct KernelShape {
   int64_t batch, heads, headDim, tq, tk;
@@ -54,6 +54,10 @@ struct KernelShape {
   /// TF32 tensor cores (gpu.subgroup_mma, wmma m16n16k8) for Q0 K0^T and
   /// P V; the block's scores and accumulator then live in shared memory.
   bool tensorCores = false;
+
+  int64_t levels() const { return factors.size(); }
+  int64_t queryTiles() const { return (tq + tileQ - 1) / tileQ; }
+  int64_t keyTiles() const { return (tk + tileK - 1) / tileK; }
 
   /// Rows of shared arrays holding level l >= 1's keys are padded by one
   /// word: the coarse-score loop reads them with a stride of one row per
@@ -67,46 +71,132 @@ struct KernelShape {
       words += (tileK / f) * (headDim + 1) + (tileQ / f) * headDim +
                (tileQ / f) * (tileK / f + 1);
     }
-    // Each array may be padded to the 32-byte alignment of
-    // hkt-nvvm-align-workgroup-memory.
+    // Each array may be padded to the alignment of
+    // hkt-nvvm-align-workgroup-memory (the wmma fragments').
     int64_t arrays = 2 + 3 * (factors.size() - 1) + (tensorCores ? 2 : 0);
-    return 4 * words + 32 * arrays;
+    return 4 * words + Target::kMmaFragmentAlignment * arrays;
   }
 };
 
+/// Builds the kernel of one hkt.online_attention, phase by phase; the
+/// phases share the values below, in the order run() creates them.
 class Lowering {
 public:
-  Lowering(OnlineAttentionOp op, const KernelShape &shape)
-      : op(op), s(shape) {}
+  Lowering(OnlineAttentionOp op, const KernelShape &shape);
   LogicalResult run();
 
 private:
-  Value c(ImplicitLocOpBuilder &b, int64_t v) {
-    return arith::ConstantIndexOp::create(b, v);
-  }
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  IntegerAttr lead(int64_t n) { return b.getIndexAttr(n); }
+  Value readOnlyBuffer(Value tensor);
   /// dst[r, c] = src[batch, base + r, col0 + c] for r < rows (0 past
   /// `limit` rows), the block's threads striding over the elements.
-  void stageRows(ImplicitLocOpBuilder &b, Value dst, Value src, Value base,
-                 int64_t rows, int64_t limit);
+  void stageRows(Value dst, Value src, Value base, int64_t rows, int64_t limit);
+
+  // Host side, before the launch.
+  void bufferOperands();
+  SmallVector<Type> sharedArrayTypes();
+  gpu::LaunchOp createLaunch();
+  // The kernel body, once per block.
+  void allocateSharedArrays(ArrayRef<Type> types);
+  void computeRowIndices(gpu::LaunchOp launch);
+  void stageCoarseQueries();
+  SmallVector<Value> loadRowState();
+  void loadQueryFragments();
+  Value countKeyTiles();
+  // One key tile.
+  scf::ForOp buildTileLoop(ValueRange init, Value numTiles);
+  void stageKeyTiles();
+  void computeCoarseScores();
+  Value maskedScore(Value score, Value jj);
+  void updateRowWithTensorCores(scf::ForOp tileLoop);
+  void computeFineScoresMma();
+  std::pair<Value, Value> updateRowInShared(ValueRange state);
+  void accumulatePVMma();
+  void updateRowInRegisters(scf::ForOp tileLoop);
+  void updateRowOverChunk(scf::ForOp chunkLoop);
+  // Back on the host side.
+  void storeRowResults(scf::ForOp tileLoop);
+  void replaceOp(gpu::LaunchOp launch);
 
   OnlineAttentionOp op;
   KernelShape s;
-  Value tid, batch, col0;
+  ImplicitLocOpBuilder b;
+  Type f32;
+  /// The fragment types of wmma m16n16k8 tf32: A, B and the accumulator.
+  gpu::MMAMatrixType aType, bType, cType;
+
+  // The operands as buffers in global memory, the result buffers.
+  SmallVector<Value> queries, keys;
+  Value paddedQuery, value, lengths, accIn, maxIn, sumIn;
+  SmallVector<Value> outs;
+
+  // The block's shared arrays: each level's key tile, the value tile,
+  // level >= 1's query tiles and coarse scores; with tensor cores the
+  // tile's fine scores (then P) and the accumulator.
+  SmallVector<Value> keyTile, queryTile, scoreTile;
+  Value valueTile, fineScores, accTile;
+
+  // The thread's row: thread id, block (head, batch), first column of the
+  // head, first row of the tile, the row, and the row clamped to the
+  // sequence.
+  Value tid, head, batch, col0, i0, row, rowInside, rowC;
+  // The row's level-0 query in registers (SIMT), or the warp's first row
+  // and its query fragments (tensor cores).
+  SmallVector<Value> q0;
+  Value warpRow0;
+  SmallVector<SmallVector<Value>> queryFragments;
+  // The batch row's key length, if the op has lengths.
+  Value keyLength;
+
+  // The key tile being built: its first key, and -inf for masked scores.
+  Value j0, negInf;
 };
 
-void Lowering::stageRows(ImplicitLocOpBuilder &b, Value dst, Value src,
-                         Value base, int64_t rows, int64_t limit) {
+Lowering::Lowering(OnlineAttentionOp op, const KernelShape &shape)
+    : op(op), s(shape), b(op.getLoc(), op), f32(b.getF32Type()),
+      aType(
+          gpu::MMAMatrixType::get({Target::kMmaM, Target::kMmaK}, f32, "AOp")),
+      bType(
+          gpu::MMAMatrixType::get({Target::kMmaK, Target::kMmaN}, f32, "BOp")),
+      cType(gpu::MMAMatrixType::get({Target::kMmaM, Target::kMmaN}, f32,
+                                    "COp")) {}
+
+LogicalResult Lowering::run() {
+  bufferOperands();
+  SmallVector<Type> sharedTypes = sharedArrayTypes();
+  gpu::LaunchOp launch = createLaunch();
+  allocateSharedArrays(sharedTypes);
+  computeRowIndices(launch);
+  stageCoarseQueries();
+  SmallVector<Value> init = loadRowState();
+  Value numTiles = countKeyTiles();
+  scf::ForOp tileLoop = buildTileLoop(init, numTiles);
+  storeRowResults(tileLoop);
+  replaceOp(launch);
+  return success();
+}
+
+Value Lowering::readOnlyBuffer(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*readOnly=*/true);
+}
+
+void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
+                         int64_t limit) {
   int64_t d = s.headDim;
-  auto loop = scf::ForOp::create(b, tid, c(b, rows * d), c(b, s.tileQ));
+  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(s.tileQ));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value e = loop.getInductionVar();
-  Value r = arith::DivUIOp::create(b, e, c(b, d));
-  Value col = arith::RemUIOp::create(b, e, c(b, d));
+  Value r = arith::DivUIOp::create(b, e, c(d));
+  Value col = arith::RemUIOp::create(b, e, c(d));
   Value row = arith::AddIOp::create(b, base, r);
-  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
-                                       c(b, limit));
-  Value clamped = arith::MinUIOp::create(b, row, c(b, limit - 1));
+  Value inside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(limit));
+  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
   Value x = memref::LoadOp::create(
       b, src, ValueRange{batch, clamped, arith::AddIOp::create(b, col0, col)});
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
@@ -114,379 +204,441 @@ void Lowering::stageRows(ImplicitLocOpBuilder &b, Value dst, Value src,
   memref::StoreOp::create(b, x, dst, ValueRange{r, col});
 }
 
-LogicalResult Lowering::run() {
-  MLIRContext *ctx = op.getContext();
-  ImplicitLocOpBuilder b(op.getLoc(), op);
-  int64_t d = s.headDim, levels = s.factors.size();
-  Type f32 = b.getF32Type();
-  auto buffer = [&](Value t, bool readOnly) -> Value {
-    auto type = cast<RankedTensorType>(t.getType());
-    return bufferization::ToBufferOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()), t,
-        readOnly);
-  };
-  SmallVector<Value> queries, keys;
+/// The operands become read-only buffers and the results fresh ones, so
+/// that one-shot bufferization later sees through the kernel as on the CPU.
+void Lowering::bufferOperands() {
   for (Value q : op.getQueries())
-    queries.push_back(buffer(q, true));
-  int64_t qTiles = (s.tq + s.tileQ - 1) / s.tileQ;
+    queries.push_back(readOnlyBuffer(q));
   // The tensor cores load whole 16-row fragments of the level-0 queries
   // from global memory: rows padded to whole tiles.
-  Value paddedQuery = queries[0];
-  if (s.tensorCores && qTiles * s.tileQ != s.tq) {
+  int64_t paddedRows = s.queryTiles() * s.tileQ;
+  paddedQuery = queries[0];
+  if (s.tensorCores && paddedRows != s.tq) {
     auto type = cast<RankedTensorType>(op.getQueries()[0].getType());
-    auto padded = RankedTensorType::get(
-        {s.batch, qTiles * s.tileQ, type.getDimSize(2)}, f32);
+    auto padded =
+        RankedTensorType::get({s.batch, paddedRows, type.getDimSize(2)}, f32);
     Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
     Value pad = tensor::createPadHighOp(padded, op.getQueries()[0], zero,
                                         /*nofold=*/false, b.getLoc(), b);
-    paddedQuery = buffer(pad, true);
+    paddedQuery = readOnlyBuffer(pad);
   }
   for (Value k : op.getKeys())
-    keys.push_back(buffer(k, true));
-  Value value = buffer(op.getValue(), true);
-  Value lengths = op.getLengths() ? buffer(op.getLengths(), true) : Value();
-  Value accIn = buffer(op.getAcc(), true);
-  Value maxIn = buffer(op.getMax(), true);
-  Value sumIn = buffer(op.getSum(), true);
-  SmallVector<Value> outs;
+    keys.push_back(readOnlyBuffer(k));
+  value = readOnlyBuffer(op.getValue());
+  lengths = op.getLengths() ? readOnlyBuffer(op.getLengths()) : Value();
+  accIn = readOnlyBuffer(op.getAcc());
+  maxIn = readOnlyBuffer(op.getMax());
+  sumIn = readOnlyBuffer(op.getSum());
   for (Value init : {op.getAcc(), op.getMax(), op.getSum()}) {
     auto type = cast<RankedTensorType>(init.getType());
     outs.push_back(memref::AllocOp::create(
         b, MemRefType::get(type.getShape(), type.getElementType())));
   }
+}
 
-  // Workgroup memory: level-l keys, values, level >= 1 query tiles and
-  // coarse score blocks.
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto shared = [&](int64_t rows, int64_t cols) {
+/// The shared arrays' types, in the order allocateSharedArrays names them:
+/// the block reuses each key tile across its rows, hence shared memory.
+SmallVector<Type> Lowering::sharedArrayTypes() {
+  int64_t d = s.headDim, levels = s.levels();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  auto shared = [&](int64_t rows, int64_t cols) -> Type {
     return MemRefType::get({rows, cols}, f32, MemRefLayoutAttrInterface(),
                            workgroup);
   };
-  SmallVector<Type> sharedTypes;
+  SmallVector<Type> types;
   for (int64_t l = 0; l < levels; ++l)
-    sharedTypes.push_back(shared(s.tileK / s.factors[l], l ? d + 1 : d));
-  sharedTypes.push_back(shared(s.tileK, d));
+    types.push_back(shared(s.tileK / s.factors[l], l ? d + 1 : d));
+  types.push_back(shared(s.tileK, d));
   for (int64_t l = 1; l < levels; ++l) {
-    sharedTypes.push_back(shared(s.tileQ / s.factors[l], d));
-    sharedTypes.push_back(
-        shared(s.tileQ / s.factors[l], s.tileK / s.factors[l] + 1));
+    types.push_back(shared(s.tileQ / s.factors[l], d));
+    types.push_back(shared(s.tileQ / s.factors[l], s.tileK / s.factors[l] + 1));
   }
   if (s.tensorCores) {
-    sharedTypes.push_back(shared(s.tileQ, s.tileK)); // scores, then P
-    sharedTypes.push_back(shared(s.tileQ, d));       // the accumulator
+    types.push_back(shared(s.tileQ, s.tileK)); // scores, then P
+    types.push_back(shared(s.tileQ, d));       // the accumulator
   }
+  return types;
+}
 
-  auto launch = gpu::LaunchOp::create(b, c(b, qTiles), c(b, s.heads),
-                                      c(b, s.batch), c(b, s.tileQ), c(b, 1),
-                                      c(b, 1));
+/// One block per (query tile, head, batch row), one thread per query row;
+/// the builder is left inside the body, before its terminator.
+gpu::LaunchOp Lowering::createLaunch() {
+  auto launch = gpu::LaunchOp::create(b, c(s.queryTiles()), c(s.heads),
+                                      c(s.batch), c(s.tileQ), c(1), c(1));
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
   b.setInsertionPoint(terminator);
-  // Workgroup allocas, not attributions: ownership-based deallocation gives
-  // every memref block argument an ownership flag, which gpu.launch does
-  // not accept. hkt-nvvm-host-staging turns them into attributions.
-  SmallVector<Value> sharedArgs;
-  for (Type type : sharedTypes)
-    sharedArgs.push_back(memref::AllocaOp::create(b, cast<MemRefType>(type)));
-  SmallVector<Value> keyTile(sharedArgs.begin(), sharedArgs.begin() + levels);
-  Value valueTile = sharedArgs[levels];
-  SmallVector<Value> queryTile(levels), scoreTile(levels);
-  for (int64_t l = 1; l < levels; ++l) {
-    queryTile[l] = sharedArgs[levels + 1 + 2 * (l - 1)];
-    scoreTile[l] = sharedArgs[levels + 2 + 2 * (l - 1)];
-  }
-  Value fineScores, accTile;
-  if (s.tensorCores) {
-    fineScores = sharedArgs[sharedArgs.size() - 2];
-    accTile = sharedArgs.back();
-  }
+  return launch;
+}
 
+/// Workgroup allocas, not attributions: ownership-based deallocation gives
+/// every memref block argument an ownership flag, which gpu.launch does not
+/// accept. hkt-nvvm-host-staging turns them into attributions.
+void Lowering::allocateSharedArrays(ArrayRef<Type> types) {
+  int64_t levels = s.levels();
+  SmallVector<Value> arrays;
+  for (Type type : types)
+    arrays.push_back(memref::AllocaOp::create(b, cast<MemRefType>(type)));
+  keyTile.assign(arrays.begin(), arrays.begin() + levels);
+  valueTile = arrays[levels];
+  queryTile.resize(levels);
+  scoreTile.resize(levels);
+  for (int64_t l = 1; l < levels; ++l) {
+    queryTile[l] = arrays[levels + 1 + 2 * (l - 1)];
+    scoreTile[l] = arrays[levels + 2 + 2 * (l - 1)];
+  }
+  if (s.tensorCores) {
+    fineScores = arrays[arrays.size() - 2];
+    accTile = arrays.back();
+  }
+}
+
+/// The thread's query row and the block's head and batch row.
+void Lowering::computeRowIndices(gpu::LaunchOp launch) {
   tid = launch.getThreadIds().x;
-  Value qTile = launch.getBlockIds().x, head = launch.getBlockIds().y;
+  Value qTile = launch.getBlockIds().x;
+  head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
-  col0 = arith::MulIOp::create(b, head, c(b, d));
-  Value i0 = arith::MulIOp::create(b, qTile, c(b, s.tileQ));
-  Value row = arith::AddIOp::create(b, i0, tid);
-  Value rowInside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(b, s.tq));
+  col0 = arith::MulIOp::create(b, head, c(s.headDim));
+  i0 = arith::MulIOp::create(b, qTile, c(s.tileQ));
+  row = arith::AddIOp::create(b, i0, tid);
+  rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(s.tq));
   // Rows past the end compute on the last row and store nothing: every
   // thread reaches every barrier.
-  Value rowC = arith::MinUIOp::create(b, row, c(b, s.tq - 1));
+  rowC = arith::MinUIOp::create(b, row, c(s.tq - 1));
+}
 
-  // Coarse query tiles, staged once.
-  for (int64_t l = 1; l < levels; ++l) {
+/// The coarse query tiles, staged once: every key tile reads them.
+void Lowering::stageCoarseQueries() {
+  for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     auto rows = cast<MemRefType>(queries[l].getType()).getDimSize(1);
-    stageRows(b, queryTile[l], queries[l],
-              arith::DivUIOp::create(b, i0, c(b, f)), s.tileQ / f, rows);
+    stageRows(queryTile[l], queries[l], arith::DivUIOp::create(b, i0, c(f)),
+              s.tileQ / f, rows);
   }
+}
 
-  // The row's state and level-0 query, in registers.
+/// The row's running max and sum (the tile loop's first two values), its
+/// accumulator (the rest, or in shared memory with tensor cores) and its
+/// level-0 query: loaded once, they stay on chip over all key tiles.
+SmallVector<Value> Lowering::loadRowState() {
   SmallVector<Value> init;
-  init.push_back(memref::LoadOp::create(b, maxIn, ValueRange{batch, head, rowC}));
-  init.push_back(memref::LoadOp::create(b, sumIn, ValueRange{batch, head, rowC}));
-  SmallVector<Value> q0;
-  // Tensor cores: the warp's level-0 query fragments (2 x d / 8 of 16 x 8),
-  // loaded once; the accumulator rows in shared memory.
-  SmallVector<SmallVector<Value>> queryFragments;
-  Value warpRow0;
-  auto aType = gpu::MMAMatrixType::get({16, 8}, f32, "AOp");
-  auto bType = gpu::MMAMatrixType::get({8, 16}, f32, "BOp");
-  auto cType = gpu::MMAMatrixType::get({16, 16}, f32, "COp");
-  auto lead = [&](int64_t n) { return b.getIndexAttr(n); };
-  int64_t modelDim = s.heads * d;
-  if (s.tensorCores) {
-    warpRow0 = arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, tid, c(b, 32)), c(b, kWarpRows));
-    for (int64_t rf = 0; rf < kWarpRows / 16; ++rf) {
-      queryFragments.emplace_back();
-      Value r = arith::AddIOp::create(
-          b, i0, arith::AddIOp::create(b, warpRow0, c(b, 16 * rf)));
-      for (int64_t kk = 0; kk < d / 8; ++kk)
-        queryFragments.back().push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-            b, aType, paddedQuery,
-            ValueRange{batch, r, arith::AddIOp::create(b, col0, c(b, 8 * kk))},
-            lead(modelDim), nullptr));
-    }
-  }
-  for (int64_t k = 0; k < d; ++k) {
-    Value col = arith::AddIOp::create(b, col0, c(b, k));
+  init.push_back(
+      memref::LoadOp::create(b, maxIn, ValueRange{batch, head, rowC}));
+  init.push_back(
+      memref::LoadOp::create(b, sumIn, ValueRange{batch, head, rowC}));
+  if (s.tensorCores)
+    loadQueryFragments();
+  for (int64_t k = 0; k < s.headDim; ++k) {
+    Value col = arith::AddIOp::create(b, col0, c(k));
     Value a = memref::LoadOp::create(b, accIn, ValueRange{batch, rowC, col});
     if (s.tensorCores) {
-      memref::StoreOp::create(b, a, accTile, ValueRange{tid, c(b, k)});
+      memref::StoreOp::create(b, a, accTile, ValueRange{tid, c(k)});
       continue;
     }
     init.push_back(a);
     q0.push_back(
         memref::LoadOp::create(b, queries[0], ValueRange{batch, rowC, col}));
   }
+  return init;
+}
 
-  // Key tiles to visit: none above the block's last row (causal), none past
-  // the batch row's key length.
-  int64_t kTiles = (s.tk + s.tileK - 1) / s.tileK;
-  Value numTiles = c(b, kTiles);
+/// Tensor cores: the warp's level-0 query fragments (2 x d / 8 of 16 x 8),
+/// loaded once from global memory, as every key tile multiplies them.
+void Lowering::loadQueryFragments() {
+  int64_t d = s.headDim, modelDim = s.heads * d;
+  warpRow0 = arith::MulIOp::create(
+      b, arith::DivUIOp::create(b, tid, c(Target::kWarpSize)), c(kWarpRows));
+  for (int64_t rf = 0; rf < kWarpRows / Target::kMmaM; ++rf) {
+    queryFragments.emplace_back();
+    Value r = arith::AddIOp::create(
+        b, i0, arith::AddIOp::create(b, warpRow0, c(Target::kMmaM * rf)));
+    for (int64_t kk = 0; kk < d / Target::kMmaK; ++kk)
+      queryFragments.back().push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+          b, aType, paddedQuery,
+          ValueRange{batch, r,
+                     arith::AddIOp::create(b, col0, c(Target::kMmaK * kk))},
+          lead(modelDim), nullptr));
+  }
+}
+
+/// Key tiles to visit: none above the block's last row (causal), none past
+/// the batch row's key length; skipped tiles would only add -inf scores.
+Value Lowering::countKeyTiles() {
+  Value numTiles = c(s.keyTiles());
   if (op.getCausal()) {
     Value last = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, i0, c(b, s.tileQ - 1)), c(b, s.tq - 1));
+        b, arith::AddIOp::create(b, i0, c(s.tileQ - 1)), c(s.tq - 1));
     numTiles = arith::MinUIOp::create(
         b, numTiles,
-        arith::AddIOp::create(b, arith::DivUIOp::create(b, last, c(b, s.tileK)),
-                              c(b, 1)));
+        arith::AddIOp::create(b, arith::DivUIOp::create(b, last, c(s.tileK)),
+                              c(1)));
   }
-  Value keyLength;
   if (lengths) {
     Value raw = memref::LoadOp::create(b, lengths, ValueRange{batch});
     Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
-    len = arith::MaxSIOp::create(b, len, c(b, 0));
-    keyLength = arith::MinSIOp::create(b, len, c(b, s.tk));
+    len = arith::MaxSIOp::create(b, len, c(0));
+    keyLength = arith::MinSIOp::create(b, len, c(s.tk));
     Value tiles = arith::DivUIOp::create(
-        b, arith::AddIOp::create(b, keyLength, c(b, s.tileK - 1)),
-        c(b, s.tileK));
+        b, arith::AddIOp::create(b, keyLength, c(s.tileK - 1)), c(s.tileK));
     numTiles = arith::MinUIOp::create(b, numTiles, tiles);
   }
+  return numTiles;
+}
 
-  auto tileLoop = scf::ForOp::create(b, c(b, 0), numTiles, c(b, 1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(tileLoop.getBody());
-    Value j0 = arith::MulIOp::create(b, tileLoop.getInductionVar(),
-                                     c(b, s.tileK));
-    for (int64_t l = 0; l < levels; ++l) {
-      int64_t f = s.factors[l];
-      auto rows = cast<MemRefType>(keys[l].getType()).getDimSize(1);
-      stageRows(b, keyTile[l], keys[l], arith::DivUIOp::create(b, j0, c(b, f)),
-                s.tileK / f, rows);
-    }
-    stageRows(b, valueTile, value, j0, s.tileK, s.tk);
+/// The loop over key tiles, the row's state carried: stage the tile, build
+/// the coarse scores, then the row's online-softmax update.
+scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
+  auto tileLoop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tileLoop.getBody());
+  j0 = arith::MulIOp::create(b, tileLoop.getInductionVar(), c(s.tileK));
+  stageKeyTiles();
+  gpu::BarrierOp::create(b);
+  computeCoarseScores();
+  if (s.levels() > 1 && !s.tensorCores)
     gpu::BarrierOp::create(b);
+  negInf = arith::ConstantOp::create(
+      b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  if (s.tensorCores)
+    updateRowWithTensorCores(tileLoop);
+  else
+    updateRowInRegisters(tileLoop);
+  return tileLoop;
+}
 
-    // Each level's coarse block, once per tile pair.
-    for (int64_t l = 1; l < levels; ++l) {
-      int64_t f = s.factors[l], cols = s.tileK / f;
-      auto loop = scf::ForOp::create(b, tid, c(b, (s.tileQ / f) * cols),
-                                     c(b, s.tileQ));
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value e = loop.getInductionVar();
-      Value I = arith::DivUIOp::create(b, e, c(b, cols));
-      Value J = arith::RemUIOp::create(b, e, c(b, cols));
-      Value acc = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
-      for (int64_t k = 0; k < d; ++k) {
-        Value x = memref::LoadOp::create(b, queryTile[l], ValueRange{I, c(b, k)});
-        Value y = memref::LoadOp::create(b, keyTile[l], ValueRange{J, c(b, k)});
-        acc = math::FmaOp::create(b, x, y, acc);
-      }
-      memref::StoreOp::create(b, acc, scoreTile[l], ValueRange{I, J});
-    }
-    if (levels > 1 && !s.tensorCores)
-      gpu::BarrierOp::create(b);
-
-    // The key j0 + jj of this row: its score if live, else -inf.
-    Value negInf = arith::ConstantOp::create(
-        b, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-    auto masked = [&](Value score, Value jj) {
-      for (int64_t l = 1; l < levels; ++l) {
-        Value f = c(b, s.factors[l]);
-        Value coarse = memref::LoadOp::create(
-            b, scoreTile[l],
-            ValueRange{arith::DivUIOp::create(b, tid, f),
-                       arith::DivUIOp::create(b, jj, f)});
-        score = arith::AddFOp::create(b, score, coarse);
-      }
-      Value j = arith::AddIOp::create(b, j0, jj);
-      Value live =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(b, s.tk));
-      if (op.getCausal())
-        live = arith::AndIOp::create(
-            b, live, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
-      if (keyLength)
-        live = arith::AndIOp::create(
-            b, live,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, keyLength));
-      return arith::SelectOp::create(b, live, score, negInf).getResult();
-    };
-
-    if (s.tensorCores) {
-      // S0 = Q0 K0^T on the tensor cores, each warp its 32 rows.
-      for (int64_t rf = 0; rf < kWarpRows / 16; ++rf)
-        for (int64_t cf = 0; cf < s.tileK / 16; ++cf) {
-          Value acc = gpu::SubgroupMmaConstantMatrixOp::create(
-              b, cType, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
-          for (int64_t kk = 0; kk < d / 8; ++kk) {
-            Value keysT = gpu::SubgroupMmaLoadMatrixOp::create(
-                b, bType, keyTile[0], ValueRange{c(b, 16 * cf), c(b, 8 * kk)},
-                lead(d), b.getUnitAttr());
-            // b_transpose: the mma's B layout must be the load's (col).
-            acc = gpu::SubgroupMmaComputeOp::create(
-                b, cType, queryFragments[rf][kk], keysT, acc, nullptr,
-                b.getUnitAttr());
-          }
-          gpu::SubgroupMmaStoreMatrixOp::create(
-              b, acc, fineScores,
-              ValueRange{arith::AddIOp::create(b, warpRow0, c(b, 16 * rf)),
-                         c(b, 16 * cf)},
-              lead(s.tileK), nullptr);
-        }
-      gpu::BarrierOp::create(b);
-      // The row's online update over the whole tile: P over its scores,
-      // its accumulator row rescaled.
-      ValueRange state = tileLoop.getRegionIterArgs();
-      Value m = state[0], sum = state[1];
-      SmallVector<Value> scores;
-      Value tileMax = negInf;
-      for (int64_t jj = 0; jj < s.tileK; ++jj) {
-        Value fine = memref::LoadOp::create(b, fineScores,
-                                            ValueRange{tid, c(b, jj)});
-        scores.push_back(masked(fine, c(b, jj)));
-        tileMax = arith::MaximumFOp::create(b, tileMax, scores.back());
-      }
-      Value mNew = arith::MaximumFOp::create(b, m, tileMax);
-      Value scale = math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew));
-      Value newSum = arith::MulFOp::create(b, sum, scale);
-      for (int64_t jj = 0; jj < s.tileK; ++jj) {
-        Value p = math::ExpOp::create(
-            b, arith::SubFOp::create(b, scores[jj], mNew));
-        newSum = arith::AddFOp::create(b, newSum, p);
-        memref::StoreOp::create(b, p, fineScores, ValueRange{tid, c(b, jj)});
-      }
-      for (int64_t k = 0; k < d; ++k) {
-        Value o = memref::LoadOp::create(b, accTile, ValueRange{tid, c(b, k)});
-        memref::StoreOp::create(b, arith::MulFOp::create(b, o, scale), accTile,
-                                ValueRange{tid, c(b, k)});
-      }
-      gpu::BarrierOp::create(b);
-      // acc += P V on the tensor cores.
-      for (int64_t rf = 0; rf < kWarpRows / 16; ++rf) {
-        Value r = arith::AddIOp::create(b, warpRow0, c(b, 16 * rf));
-        for (int64_t nf = 0; nf < d / 16; ++nf) {
-          Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
-              b, cType, accTile, ValueRange{r, c(b, 16 * nf)}, lead(d), nullptr);
-          for (int64_t kk = 0; kk < s.tileK / 8; ++kk) {
-            Value p = gpu::SubgroupMmaLoadMatrixOp::create(
-                b, aType, fineScores, ValueRange{r, c(b, 8 * kk)},
-                lead(s.tileK), nullptr);
-            Value v = gpu::SubgroupMmaLoadMatrixOp::create(
-                b, bType, valueTile, ValueRange{c(b, 8 * kk), c(b, 16 * nf)},
-                lead(d), nullptr);
-            acc = gpu::SubgroupMmaComputeOp::create(b, cType, p, v, acc,
-                                                    nullptr, nullptr);
-          }
-          gpu::SubgroupMmaStoreMatrixOp::create(
-              b, acc, accTile, ValueRange{r, c(b, 16 * nf)}, lead(d), nullptr);
-        }
-      }
-      gpu::BarrierOp::create(b);
-      scf::YieldOp::create(b, ValueRange{mNew, newSum});
-    } else {
-    // The row's online update, `chunk` keys at a time (their scores in
-    // registers, one rescaling per chunk).
-    auto chunkLoop = scf::ForOp::create(b, c(b, 0), c(b, s.tileK),
-                                        c(b, s.chunk),
-                                        tileLoop.getRegionIterArgs());
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(chunkLoop.getBody());
-      Value jc = chunkLoop.getInductionVar();
-      ValueRange state = chunkLoop.getRegionIterArgs();
-      Value m = state[0], sum = state[1];
-      SmallVector<Value> scores, jjs;
-      Value tileMax = negInf;
-      for (int64_t u = 0; u < s.chunk; ++u) {
-        Value jj = arith::AddIOp::create(b, jc, c(b, u));
-        jjs.push_back(jj);
-        Value score = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
-        for (int64_t k = 0; k < d; ++k) {
-          Value y = memref::LoadOp::create(b, keyTile[0], ValueRange{jj, c(b, k)});
-          score = math::FmaOp::create(b, q0[k], y, score);
-        }
-        score = masked(score, jj);
-        scores.push_back(score);
-        tileMax = arith::MaximumFOp::create(b, tileMax, score);
-      }
-      Value mNew = arith::MaximumFOp::create(b, m, tileMax);
-      Value scale = math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew));
-      SmallVector<Value> p;
-      Value newSum = arith::MulFOp::create(b, sum, scale);
-      for (Value score : scores) {
-        p.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, score, mNew)));
-        newSum = arith::AddFOp::create(b, newSum, p.back());
-      }
-      SmallVector<Value> next{mNew, newSum};
-      for (int64_t k = 0; k < d; ++k) {
-        Value o = arith::MulFOp::create(b, state[2 + k], scale);
-        for (int64_t u = 0; u < s.chunk; ++u) {
-          Value v = memref::LoadOp::create(b, valueTile, ValueRange{jjs[u], c(b, k)});
-          o = math::FmaOp::create(b, p[u], v, o);
-        }
-        next.push_back(o);
-      }
-      scf::YieldOp::create(b, next);
-    }
-    // The next tile overwrites the shared arrays.
-    gpu::BarrierOp::create(b);
-    scf::YieldOp::create(b, chunkLoop.getResults());
-    }
+/// Every level's keys and the values of the tile, in shared memory, as all
+/// the block's rows read them.
+void Lowering::stageKeyTiles() {
+  for (int64_t l = 0; l < s.levels(); ++l) {
+    int64_t f = s.factors[l];
+    auto rows = cast<MemRefType>(keys[l].getType()).getDimSize(1);
+    stageRows(keyTile[l], keys[l], arith::DivUIOp::create(b, j0, c(f)),
+              s.tileK / f, rows);
   }
+  stageRows(valueTile, value, j0, s.tileK, s.tk);
+}
 
-  auto store = scf::IfOp::create(b, rowInside, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&store.getThenRegion().front());
-    ValueRange state = tileLoop.getResults();
-    memref::StoreOp::create(b, state[0], outs[1], ValueRange{batch, head, row});
-    memref::StoreOp::create(b, state[1], outs[2], ValueRange{batch, head, row});
+/// Each level >= 1's coarse score block, once per tile pair and shared by
+/// the f rows that cover each coarse row, instead of once per row.
+void Lowering::computeCoarseScores() {
+  int64_t d = s.headDim;
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t f = s.factors[l], cols = s.tileK / f;
+    auto loop = scf::ForOp::create(b, tid, c((s.tileQ / f) * cols), c(s.tileQ));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value I = arith::DivUIOp::create(b, e, c(cols));
+    Value J = arith::RemUIOp::create(b, e, c(cols));
+    Value acc = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
     for (int64_t k = 0; k < d; ++k) {
-      Value o = s.tensorCores ? memref::LoadOp::create(b, accTile,
-                                                       ValueRange{tid, c(b, k)})
-                                    .getResult()
-                              : state[2 + k];
-      memref::StoreOp::create(
-          b, o, outs[0],
-          ValueRange{batch, row, arith::AddIOp::create(b, col0, c(b, k))});
+      Value x = memref::LoadOp::create(b, queryTile[l], ValueRange{I, c(k)});
+      Value y = memref::LoadOp::create(b, keyTile[l], ValueRange{J, c(k)});
+      acc = math::FmaOp::create(b, x, y, acc);
+    }
+    memref::StoreOp::create(b, acc, scoreTile[l], ValueRange{I, J});
+  }
+}
+
+/// The key j0 + jj of this row: its fine score plus the coarse ones if
+/// live, else -inf (causal, past the end, past the key length).
+Value Lowering::maskedScore(Value score, Value jj) {
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    Value f = c(s.factors[l]);
+    Value coarse =
+        memref::LoadOp::create(b, scoreTile[l],
+                               ValueRange{arith::DivUIOp::create(b, tid, f),
+                                          arith::DivUIOp::create(b, jj, f)});
+    score = arith::AddFOp::create(b, score, coarse);
+  }
+  Value j = arith::AddIOp::create(b, j0, jj);
+  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(s.tk));
+  if (op.getCausal())
+    live = arith::AndIOp::create(
+        b, live, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
+  if (keyLength)
+    live = arith::AndIOp::create(
+        b, live,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, keyLength));
+  return arith::SelectOp::create(b, live, score, negInf).getResult();
+}
+
+/// Tensor cores: S0 and P V as warp-level products through shared memory,
+/// the softmax per row in between; barriers order the warps' accesses.
+void Lowering::updateRowWithTensorCores(scf::ForOp tileLoop) {
+  computeFineScoresMma();
+  gpu::BarrierOp::create(b);
+  auto [mNew, newSum] = updateRowInShared(tileLoop.getRegionIterArgs());
+  gpu::BarrierOp::create(b);
+  accumulatePVMma();
+  gpu::BarrierOp::create(b);
+  scf::YieldOp::create(b, ValueRange{mNew, newSum});
+}
+
+/// S0 = Q0 K0^T on the tensor cores, each warp its 32 rows, into the
+/// shared scores, where each row's thread reads its own.
+void Lowering::computeFineScoresMma() {
+  int64_t d = s.headDim;
+  for (int64_t rf = 0; rf < kWarpRows / Target::kMmaM; ++rf)
+    for (int64_t cf = 0; cf < s.tileK / Target::kMmaN; ++cf) {
+      Value acc = gpu::SubgroupMmaConstantMatrixOp::create(
+          b, cType, arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f)));
+      for (int64_t kk = 0; kk < d / Target::kMmaK; ++kk) {
+        Value keysT = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, bType, keyTile[0],
+            ValueRange{c(Target::kMmaN * cf), c(Target::kMmaK * kk)}, lead(d),
+            b.getUnitAttr());
+        // b_transpose: the mma's B layout must be the load's (col).
+        acc = gpu::SubgroupMmaComputeOp::create(b, cType,
+                                                queryFragments[rf][kk], keysT,
+                                                acc, nullptr, b.getUnitAttr());
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          b, acc, fineScores,
+          ValueRange{arith::AddIOp::create(b, warpRow0, c(Target::kMmaM * rf)),
+                     c(Target::kMmaN * cf)},
+          lead(s.tileK), nullptr);
+    }
+}
+
+/// The row's online update over the whole tile: P over its scores, its
+/// accumulator row rescaled; returns the new max and sum.
+std::pair<Value, Value> Lowering::updateRowInShared(ValueRange state) {
+  Value m = state[0], sum = state[1];
+  SmallVector<Value> scores;
+  Value tileMax = negInf;
+  for (int64_t jj = 0; jj < s.tileK; ++jj) {
+    Value fine = memref::LoadOp::create(b, fineScores, ValueRange{tid, c(jj)});
+    scores.push_back(maskedScore(fine, c(jj)));
+    tileMax = arith::MaximumFOp::create(b, tileMax, scores.back());
+  }
+  Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+  Value scale = math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew));
+  Value newSum = arith::MulFOp::create(b, sum, scale);
+  for (int64_t jj = 0; jj < s.tileK; ++jj) {
+    Value p =
+        math::ExpOp::create(b, arith::SubFOp::create(b, scores[jj], mNew));
+    newSum = arith::AddFOp::create(b, newSum, p);
+    memref::StoreOp::create(b, p, fineScores, ValueRange{tid, c(jj)});
+  }
+  for (int64_t k = 0; k < s.headDim; ++k) {
+    Value o = memref::LoadOp::create(b, accTile, ValueRange{tid, c(k)});
+    memref::StoreOp::create(b, arith::MulFOp::create(b, o, scale), accTile,
+                            ValueRange{tid, c(k)});
+  }
+  return {mNew, newSum};
+}
+
+/// acc += P V on the tensor cores, each warp its 32 rows of the shared
+/// accumulator.
+void Lowering::accumulatePVMma() {
+  int64_t d = s.headDim;
+  for (int64_t rf = 0; rf < kWarpRows / Target::kMmaM; ++rf) {
+    Value r = arith::AddIOp::create(b, warpRow0, c(Target::kMmaM * rf));
+    for (int64_t nf = 0; nf < d / Target::kMmaN; ++nf) {
+      Value acc = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, cType, accTile, ValueRange{r, c(Target::kMmaN * nf)}, lead(d),
+          nullptr);
+      for (int64_t kk = 0; kk < s.tileK / Target::kMmaK; ++kk) {
+        Value p = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, aType, fineScores, ValueRange{r, c(Target::kMmaK * kk)},
+            lead(s.tileK), nullptr);
+        Value v = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, bType, valueTile,
+            ValueRange{c(Target::kMmaK * kk), c(Target::kMmaN * nf)}, lead(d),
+            nullptr);
+        acc = gpu::SubgroupMmaComputeOp::create(b, cType, p, v, acc, nullptr,
+                                                nullptr);
+      }
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          b, acc, accTile, ValueRange{r, c(Target::kMmaN * nf)}, lead(d),
+          nullptr);
     }
   }
+}
 
+/// SIMT: the row's online update, `chunk` keys at a time (their scores in
+/// registers, one rescaling per chunk rather than per key).
+void Lowering::updateRowInRegisters(scf::ForOp tileLoop) {
+  auto chunkLoop = scf::ForOp::create(b, c(0), c(s.tileK), c(s.chunk),
+                                      tileLoop.getRegionIterArgs());
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(chunkLoop.getBody());
+    updateRowOverChunk(chunkLoop);
+  }
+  // The next tile overwrites the shared arrays.
+  gpu::BarrierOp::create(b);
+  scf::YieldOp::create(b, chunkLoop.getResults());
+}
+
+/// One chunk: its scores (Q0 K0^T by FMAs, masked), the new max, P, and the
+/// rescaled accumulator plus P V.
+void Lowering::updateRowOverChunk(scf::ForOp chunkLoop) {
+  int64_t d = s.headDim;
+  Value jc = chunkLoop.getInductionVar();
+  ValueRange state = chunkLoop.getRegionIterArgs();
+  Value m = state[0], sum = state[1];
+  SmallVector<Value> scores, jjs;
+  Value tileMax = negInf;
+  for (int64_t u = 0; u < s.chunk; ++u) {
+    Value jj = arith::AddIOp::create(b, jc, c(u));
+    jjs.push_back(jj);
+    Value score = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
+    for (int64_t k = 0; k < d; ++k) {
+      Value y = memref::LoadOp::create(b, keyTile[0], ValueRange{jj, c(k)});
+      score = math::FmaOp::create(b, q0[k], y, score);
+    }
+    score = maskedScore(score, jj);
+    scores.push_back(score);
+    tileMax = arith::MaximumFOp::create(b, tileMax, score);
+  }
+  Value mNew = arith::MaximumFOp::create(b, m, tileMax);
+  Value scale = math::ExpOp::create(b, arith::SubFOp::create(b, m, mNew));
+  SmallVector<Value> p;
+  Value newSum = arith::MulFOp::create(b, sum, scale);
+  for (Value score : scores) {
+    p.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, score, mNew)));
+    newSum = arith::AddFOp::create(b, newSum, p.back());
+  }
+  SmallVector<Value> next{mNew, newSum};
+  for (int64_t k = 0; k < d; ++k) {
+    Value o = arith::MulFOp::create(b, state[2 + k], scale);
+    for (int64_t u = 0; u < s.chunk; ++u) {
+      Value v = memref::LoadOp::create(b, valueTile, ValueRange{jjs[u], c(k)});
+      o = math::FmaOp::create(b, p[u], v, o);
+    }
+    next.push_back(o);
+  }
+  scf::YieldOp::create(b, next);
+}
+
+/// The row's final state to the result buffers; rows past the sequence
+/// store nothing.
+void Lowering::storeRowResults(scf::ForOp tileLoop) {
+  auto store = scf::IfOp::create(b, rowInside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  ValueRange state = tileLoop.getResults();
+  memref::StoreOp::create(b, state[0], outs[1], ValueRange{batch, head, row});
+  memref::StoreOp::create(b, state[1], outs[2], ValueRange{batch, head, row});
+  for (int64_t k = 0; k < s.headDim; ++k) {
+    Value o = s.tensorCores
+                  ? memref::LoadOp::create(b, accTile, ValueRange{tid, c(k)})
+                        .getResult()
+                  : state[2 + k];
+    memref::StoreOp::create(
+        b, o, outs[0],
+        ValueRange{batch, row, arith::AddIOp::create(b, col0, c(k))});
+  }
+}
+
+/// The op's results become tensors of the result buffers, which one-shot
+/// bufferization then folds away.
+void Lowering::replaceOp(gpu::LaunchOp launch) {
   b.setInsertionPointAfter(launch);
   SmallVector<Value> results;
   for (auto [out, result] : llvm::zip(outs, op.getResults()))
@@ -494,7 +646,6 @@ LogicalResult Lowering::run() {
         b, result.getType(), out, /*restrict=*/true, /*writable=*/true));
   op.replaceAllUsesWith(results);
   op.erase();
-  return success();
 }
 
 /// Checks what the kernel supports and picks its tiles.
@@ -510,7 +661,8 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
     if (!type.hasStaticShape())
       return fail("dynamic shapes are not supported yet");
     if (!type.getElementType().isF32() && v != op.getLengths())
-      return fail("only f32 is supported (got ") << type.getElementType() << ")";
+      return fail("only f32 is supported (got ")
+             << type.getElementType() << ")";
   }
   if (op.getQueryOffset())
     return fail("an op with offsets (a tile of a larger op) is not supported");
@@ -524,8 +676,8 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
   s.headDim = acc.getDimSize(2) / s.heads;
   s.factors.assign(op.getFactors().begin(), op.getFactors().end());
   if (s.headDim > 128)
-    return fail("head width ") << s.headDim
-                               << " > 128 (the row state lives in registers)";
+    return fail("head width ")
+           << s.headDim << " > 128 (the row state lives in registers)";
   int64_t lcm = 1;
   for (int64_t f : s.factors)
     lcm = std::lcm(lcm, f);
@@ -536,12 +688,12 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
   if (tensorCores) {
     // Whole warps of 32 rows, whole 16-key fragments, head widths in whole
     // 16-column fragments.
-    if (s.headDim % 16)
+    if (s.headDim % Target::kMmaN)
       return fail("tf32 tensor cores need a head width that is a multiple "
                   "of 16 (got ")
              << s.headDim << "); use --precision f32";
     unitQ = std::lcm(lcm, kWarpRows);
-    unitK = std::lcm(lcm, int64_t(16));
+    unitK = std::lcm(lcm, Target::kMmaN);
     if (unitQ > 128)
       return fail("tf32 tensor cores need query tiles of whole warps and "
                   "whole coarse rows: level factors up to ")
@@ -551,18 +703,20 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
   auto roundTo = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
   s.tileQ = roundTo(s.tileQ, unitQ);
   s.tileK = roundTo(s.tileK, unitK);
-  if (s.tileQ > 1024)
-    return fail("tile-q ") << s.tileQ << " > 1024 threads per block";
+  if (s.tileQ > Target::kMaxThreadsPerBlock)
+    return fail("tile-q ") << s.tileQ << " > " << Target::kMaxThreadsPerBlock
+                           << " threads per block";
   // Smaller key tiles, then smaller query tiles, until the shared arrays
   // fit.
-  while (s.sharedBytes() > kStaticSharedLimit && s.tileK > unitK)
+  while (s.sharedBytes() > Target::kStaticSharedMemoryBytes && s.tileK > unitK)
     s.tileK = std::max(unitK, s.tileK / 2 / unitK * unitK);
-  while (s.sharedBytes() > kStaticSharedLimit && s.tileQ > unitQ)
+  while (s.sharedBytes() > Target::kStaticSharedMemoryBytes && s.tileQ > unitQ)
     s.tileQ = std::max(unitQ, s.tileQ / 2 / unitQ * unitQ);
-  if (s.sharedBytes() > kStaticSharedLimit)
+  if (s.sharedBytes() > Target::kStaticSharedMemoryBytes)
     return fail("even tiles of ")
            << s.tileQ << " x " << s.tileK << " need " << s.sharedBytes()
-           << " bytes of shared memory, more than the 48 KiB a block has"
+           << " bytes of shared memory, more than the "
+           << Target::kStaticSharedMemoryBytes / 1024 << " KiB a block has"
            << (tensorCores ? " (head width " + std::to_string(s.headDim) +
                                  "); use --precision f32"
                            : std::string());
@@ -573,7 +727,8 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
 struct HktNvvmLowerOnlineAttentionPass
     : public mlir::hkt::impl::HktNvvmLowerOnlineAttentionPassBase<
           HktNvvmLowerOnlineAttentionPass> {
-  using HktNvvmLowerOnlineAttentionPassBase::HktNvvmLowerOnlineAttentionPassBase;
+  using HktNvvmLowerOnlineAttentionPassBase::
+      HktNvvmLowerOnlineAttentionPassBase;
   void runOnOperation() override {
     if (tileQ < 1 || tileK < 1) {
       getOperation()->emitError("tile-q and tile-k must be >= 1");
@@ -597,10 +752,12 @@ struct HktNvvmLowerOnlineAttentionPass
       if (failed(shape) || failed(Lowering(op, *shape).run()))
         return signalPassFailure();
     }
-    WalkResult backward = getOperation()->walk([](OnlineAttentionBackwardOp op) {
-      op.emitOpError("has no GPU lowering yet (the GPU path is inference only)");
-      return WalkResult::interrupt();
-    });
+    WalkResult backward =
+        getOperation()->walk([](OnlineAttentionBackwardOp op) {
+          op.emitOpError(
+              "has no GPU lowering yet (the GPU path is inference only)");
+          return WalkResult::interrupt();
+        });
     if (backward.wasInterrupted())
       signalPassFailure();
   }

@@ -13,13 +13,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/Passes.h"
+#include "passes/codegen/nvvm/TargetInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::hkt {
@@ -28,6 +29,7 @@ namespace mlir::hkt {
 } // namespace mlir::hkt
 
 using namespace mlir;
+using mlir::hkt::NvvmTargetInfo;
 
 namespace {
 
@@ -36,12 +38,14 @@ LogicalResult mapToLaunch(scf::ParallelOp loop, int64_t blockSize) {
     return loop.emitOpError(
         "with reductions cannot be mapped to GPU threads yet");
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
-  auto c = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, v); };
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
   // Trip counts and their product.
   SmallVector<Value> counts;
   Value total = c(1);
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     Value span = b.createOrFold<arith::SubIOp>(ub, lb);
     Value n = b.createOrFold<arith::CeilDivUIOp>(span, step);
     counts.push_back(n);
@@ -56,12 +60,13 @@ LogicalResult mapToLaunch(scf::ParallelOp loop, int64_t blockSize) {
     return success();
   }
   if (!known) {
-    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, total, c(0));
+    Value any =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, total, c(0));
     auto guard = scf::IfOp::create(b, any, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
   }
-  auto launch = gpu::LaunchOp::create(b, blocks, c(1), c(1), c(blockSize),
-                                      c(1), c(1));
+  auto launch =
+      gpu::LaunchOp::create(b, blocks, c(1), c(1), c(blockSize), c(1), c(1));
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
@@ -76,7 +81,8 @@ LogicalResult mapToLaunch(scf::ParallelOp loop, int64_t blockSize) {
   IRMapping map;
   Value rest = id;
   for (int64_t k = loop.getNumLoops() - 1; k >= 0; --k) {
-    Value index = k == 0 ? rest : b.createOrFold<arith::RemUIOp>(rest, counts[k]);
+    Value index =
+        k == 0 ? rest : b.createOrFold<arith::RemUIOp>(rest, counts[k]);
     if (k > 0)
       rest = b.createOrFold<arith::DivUIOp>(rest, counts[k]);
     Value iv = b.createOrFold<arith::AddIOp>(
@@ -95,9 +101,12 @@ struct HktNvvmMapParallelLoopsPass
           HktNvvmMapParallelLoopsPass> {
   using HktNvvmMapParallelLoopsPassBase::HktNvvmMapParallelLoopsPassBase;
   void runOnOperation() override {
-    if (blockSize < 32 || blockSize > 1024 || blockSize % 32) {
-      getOperation()->emitError(
-          "block-size must be a multiple of 32 in [32, 1024]");
+    // Whole warps, at most a block's threads.
+    constexpr int64_t warp = NvvmTargetInfo::kWarpSize;
+    constexpr int64_t maxThreads = NvvmTargetInfo::kMaxThreadsPerBlock;
+    if (blockSize < warp || blockSize > maxThreads || blockSize % warp) {
+      getOperation()->emitError("block-size must be a multiple of ")
+          << warp << " in [" << warp << ", " << maxThreads << "]";
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;

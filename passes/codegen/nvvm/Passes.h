@@ -4,6 +4,7 @@
 #define HKT_PASSES_CODEGEN_NVVM_PASSES_H
 
 #include "passes/PipelineOptions.h"
+#include "passes/codegen/nvvm/TargetInfo.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -157,7 +157,8 @@ def HktNvvmAlignWorkgroupMemoryPass : Pass<"hkt-nvvm-align-workgroup-memory"> {
     ```
   }];
   let options = [
-    Option<"alignment", "alignment", "int64_t", /*default=*/"32",
+    Option<"alignment", "alignment", "int64_t",
+           /*default=*/"::mlir::hkt::NvvmTargetInfo::kMmaFragmentAlignment",
            "Bytes (a power of two)">,
   ];
 }
