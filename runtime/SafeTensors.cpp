@@ -72,6 +72,47 @@ const Tensor *SafeTensorsFile::find(const std::string &name) const {
 }
 
 namespace {
+/// One tensor's header entry, checked against the data buffer's size.
+EntryInfo parseEntry(const std::string &name, const json &entry,
+                     const std::string &what, uint64_t dataSize) {
+  std::string tw = what + ": tensor " + inQuotes(name);
+  if (!entry.is_object())
+    fail(tw, ": the entry is not an object");
+  for (const char *field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field))
+      fail(tw, ": the entry lacks '", field, "'");
+  EntryInfo info;
+  info.name = name;
+  info.dtype = parseDType(entry["dtype"], tw);
+  for (uint64_t d : parseUInts(entry["shape"], "shape", tw)) {
+    if (d > uint64_t(INT64_MAX))
+      fail(tw, ": dimension ", d, " is too large");
+    info.shape.push_back(static_cast<int64_t>(d));
+  }
+  std::vector<uint64_t> offsets =
+      parseUInts(entry["data_offsets"], "data_offsets", tw);
+  if (offsets.size() != 2)
+    fail(tw,
+         ": 'data_offsets' does not hold exactly two integers [begin, end]");
+  info.begin = offsets[0];
+  info.end = offsets[1];
+  if (info.begin > info.end)
+    fail(tw, ": data_offsets [", info.begin, ", ", info.end,
+         "] has begin after end");
+  if (info.end > dataSize)
+    fail(tw, ": data_offsets [", info.begin, ", ", info.end,
+         "] run past the end of the data buffer (", dataSize, " bytes)");
+  std::optional<int64_t> numel =
+      checkedNumElements(info.shape, dtypeSize(info.dtype));
+  uint64_t bytes = numel ? uint64_t(*numel) * dtypeSize(info.dtype) : 0;
+  if (!numel || bytes != info.end - info.begin)
+    fail(tw, ": data_offsets [", info.begin, ", ", info.end, "] span ",
+         info.end - info.begin, " bytes but ", dtypeSafeTensorsName(info.dtype),
+         " ", formatShape(info.shape), " needs ",
+         numel ? std::to_string(bytes) : std::string("too many"));
+  return info;
+}
+
 /// The reader, over an InputFile or an InputBytes.
 template <typename Source>
 SafeTensorsFile readSafeTensorsFrom(const Source &file,
@@ -134,42 +175,7 @@ SafeTensorsFile readSafeTensorsFrom(const Source &file,
       }
       continue;
     }
-    std::string tw = what + ": tensor " + inQuotes(name);
-    if (!entry.is_object())
-      fail(tw, ": the entry is not an object");
-    for (const char *field : {"dtype", "shape", "data_offsets"})
-      if (!entry.contains(field))
-        fail(tw, ": the entry lacks '", field, "'");
-    EntryInfo info;
-    info.name = name;
-    info.dtype = parseDType(entry["dtype"], tw);
-    for (uint64_t d : parseUInts(entry["shape"], "shape", tw)) {
-      if (d > uint64_t(INT64_MAX))
-        fail(tw, ": dimension ", d, " is too large");
-      info.shape.push_back(static_cast<int64_t>(d));
-    }
-    std::vector<uint64_t> offsets =
-        parseUInts(entry["data_offsets"], "data_offsets", tw);
-    if (offsets.size() != 2)
-      fail(tw,
-           ": 'data_offsets' does not hold exactly two integers [begin, end]");
-    info.begin = offsets[0];
-    info.end = offsets[1];
-    if (info.begin > info.end)
-      fail(tw, ": data_offsets [", info.begin, ", ", info.end,
-           "] has begin after end");
-    if (info.end > dataSize)
-      fail(tw, ": data_offsets [", info.begin, ", ", info.end,
-           "] run past the end of the data buffer (", dataSize, " bytes)");
-    std::optional<int64_t> numel =
-        checkedNumElements(info.shape, dtypeSize(info.dtype));
-    uint64_t bytes = numel ? uint64_t(*numel) * dtypeSize(info.dtype) : 0;
-    if (!numel || bytes != info.end - info.begin)
-      fail(tw, ": data_offsets [", info.begin, ", ", info.end, "] span ",
-           info.end - info.begin, " bytes but ",
-           dtypeSafeTensorsName(info.dtype), " ", formatShape(info.shape),
-           " needs ", numel ? std::to_string(bytes) : std::string("too many"));
-    entries.push_back(std::move(info));
+    entries.push_back(parseEntry(name, entry, what, dataSize));
   }
 
   std::stable_sort(

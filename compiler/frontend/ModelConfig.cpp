@@ -7,8 +7,8 @@
 #include "compiler/frontend/ModelConfig.h"
 #include "compiler/frontend/ConfigJson.h"
 #include "compiler/frontend/LayerConfig.h"
-#include "dialect/Utils/BatchedEntry.h"
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/BatchedEntry.h"
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,13 +36,17 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
   if (!obj)
     return llvm::createStringError("model config must be a JSON object");
   ModelConfig c;
-  std::pair<const char *, int64_t *> ints[] = {
-      {"vocab", &c.vocab},   {"max_len", &c.maxLen},
-      {"dim", &c.dim},       {"heads", &c.heads},
-      {"layers", &c.layers}, {"levels", &c.levels},
-      {"stride", &c.stride}, {"kernel", &c.kernel},
-      {"conv_kernel", &c.convKernel}, {"ffn", &c.ffn},
-      {"classes", &c.classes}};
+  std::pair<const char *, int64_t *> ints[] = {{"vocab", &c.vocab},
+                                               {"max_len", &c.maxLen},
+                                               {"dim", &c.dim},
+                                               {"heads", &c.heads},
+                                               {"layers", &c.layers},
+                                               {"levels", &c.levels},
+                                               {"stride", &c.stride},
+                                               {"kernel", &c.kernel},
+                                               {"conv_kernel", &c.convKernel},
+                                               {"ffn", &c.ffn},
+                                               {"classes", &c.classes}};
   std::pair<const char *, bool *> bools[] = {{"hybrid", &c.hybrid},
                                              {"causal", &c.causal}};
   const char *known = "vocab, max_len, dim, heads, layers, levels, stride, "
@@ -103,9 +107,11 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
   layer.hybrid = c.hybrid;
   layer.causal = c.causal;
   if (llvm::Error e = checkLayerConfigLimits(layer))
-    return llvm::createStringError("model config: " + llvm::toString(std::move(e)));
+    return llvm::createStringError("model config: " +
+                                   llvm::toString(std::move(e)));
   for (auto [key, value] : {std::pair<const char *, int64_t>{"ffn", c.ffn},
-                            {"classes", c.classes}, {"vocab", c.vocab}}) {
+                            {"classes", c.classes},
+                            {"vocab", c.vocab}}) {
     int64_t elements = 0;
     if (value > kMaxDim && std::string(key) != "vocab")
       return llvm::createStringError(
@@ -123,13 +129,19 @@ llvm::Expected<ModelConfig> mlir::hkt::parseModelConfig(llvm::StringRef text) {
 }
 
 std::string mlir::hkt::modelConfigToJson(const ModelConfig &c) {
-  llvm::json::Object obj{{"vocab", c.vocab},   {"max_len", c.maxLen},
-                         {"dim", c.dim},       {"heads", c.heads},
-                         {"layers", c.layers}, {"levels", c.levels},
-                         {"stride", c.stride}, {"kernel", c.kernel},
+  llvm::json::Object obj{{"vocab", c.vocab},
+                         {"max_len", c.maxLen},
+                         {"dim", c.dim},
+                         {"heads", c.heads},
+                         {"layers", c.layers},
+                         {"levels", c.levels},
+                         {"stride", c.stride},
+                         {"kernel", c.kernel},
                          {"conv_kernel", c.convKernel},
-                         {"hybrid", c.hybrid}, {"causal", c.causal},
-                         {"ffn", c.ffn},       {"classes", c.classes}};
+                         {"hybrid", c.hybrid},
+                         {"causal", c.causal},
+                         {"ffn", c.ffn},
+                         {"classes", c.classes}};
   std::string out;
   llvm::raw_string_ostream os(out);
   os << llvm::json::Value(std::move(obj));
@@ -195,30 +207,23 @@ struct ModelBuilder {
 
 namespace attr = ::hkt::format::attr;
 
+namespace {
 
-OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
-                                                  const ModelConfig &c,
-                                                  int64_t maxBatch,
-                                                  Location loc) {
-  context.loadDialect<HKTDialect, func::FuncDialect, tensor::TensorDialect,
-                      linalg::LinalgDialect, arith::ArithDialect,
-                      scf::SCFDialect>();
-  OpBuilder b(&context);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+using ParameterList = SmallVector<std::pair<std::string, Type>>;
+
+/// The rows are computed one at a time by the private functions
+/// <entry>_row, whose batch is 1: every op keeps its static shapes (and its
+/// tiled lowering), and one module serves any batch up to the bound.
+constexpr int64_t kRowBatch = 1;
+
+/// The parameters, SPEC's table order and names.
+ParameterList modelParameters(OpBuilder &b, const ModelConfig &c) {
   int64_t D = c.dim, H = c.heads, L = c.levels, T = c.maxLen, F = c.ffn,
           C = c.classes;
-  // The rows are computed one at a time by the private functions
-  // <entry>_row, whose batch is 1: every op keeps its static shapes (and
-  // its tiled lowering), and one module serves any batch up to maxBatch.
-  const int64_t batch = 1;
   auto t = [&](ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, f32);
+    return RankedTensorType::get(shape, b.getF32Type());
   };
-  // The parameters, SPEC's table order and names.
-  SmallVector<std::pair<std::string, Type>> params = {{"embed", t({c.vocab, D})},
-                                                      {"pos", t({T, D})}};
+  ParameterList params = {{"embed", t({c.vocab, D})}, {"pos", t({T, D})}};
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string p = "layers." + std::to_string(i) + ".";
     params.push_back({p + "ln1.weight", t({D})});
@@ -247,82 +252,123 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
   params.push_back({"ln_f.bias", t({D})});
   params.push_back({"head.w", t({D, C})});
   params.push_back({"head.b", t({C})});
+  return params;
+}
 
+/// The row function's declaration: tokens [, labels], the parameters, with
+/// the argument attributes of the module format; logits or the loss.
+func::FuncOp declareRowFunction(OpBuilder &b, Location loc,
+                                const ModelConfig &c,
+                                const ParameterList &params, StringRef name,
+                                bool withLabels) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  SmallVector<Type> types = {RankedTensorType::get({kRowBatch, c.maxLen}, i32)};
+  if (withLabels)
+    types.push_back(RankedTensorType::get({kRowBatch}, i32));
+  for (auto &p : params)
+    types.push_back(p.second);
+  Type result = withLabels
+                    ? Type(RankedTensorType::get({}, f32))
+                    : Type(RankedTensorType::get({kRowBatch, c.classes}, f32));
+  auto fn =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(types, {result}));
+  fn.setPrivate();
+  unsigned first = withLabels ? 2 : 1;
+  fn.setArgAttr(0, attr::kName, b.getStringAttr("tokens"));
+  fn.setArgAttr(0, attr::kRange, b.getDenseI64ArrayAttr({0, c.vocab - 1}));
+  if (withLabels) {
+    fn.setArgAttr(1, attr::kName, b.getStringAttr("labels"));
+    fn.setArgAttr(1, attr::kRange, b.getDenseI64ArrayAttr({0, c.classes - 1}));
+  }
+  for (auto [i, p] : llvm::enumerate(params)) {
+    fn.setArgAttr(first + i, attr::kName, b.getStringAttr(p.first));
+    fn.setArgAttr(first + i, attr::kRole,
+                  b.getStringAttr(::hkt::format::role::kParameter));
+  }
+  fn.setResultAttr(0, attr::kName,
+                   b.getStringAttr(withLabels ? "loss" : "logits"));
+  return fn;
+}
+
+/// SPEC's classifier on one row: embedding, the layers (LayerNorm, the HKT
+/// attention, the FFN, residuals), the final LayerNorm, the masked mean
+/// pool, the head [, the cross-entropy].
+void buildRowBody(OpBuilder &b, Location loc, const ModelConfig &c,
+                  func::FuncOp fn, bool withLabels) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  int64_t D = c.dim, H = c.heads, L = c.levels, T = c.maxLen, F = c.ffn;
+  const int64_t batch = kRowBatch;
+  auto t = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, f32);
+  };
+  Block *body = fn.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  ModelBuilder mb{b, loc, c, batch, f32};
+  unsigned next = withLabels ? 2 : 1;
+  auto param = [&]() { return body->getArgument(next++); };
+  Value tokens = body->getArgument(0);
+  Value lengths = TokenLengthsOp::create(
+      b, loc, RankedTensorType::get({batch}, i32), tokens,
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch}, i32));
+  Value embed = param(), pos = param();
+  Value x = EmbedOp::create(b, loc, t({batch, T, D}), tokens, embed, pos,
+                            mb.empty({batch, T, D}));
+  for (int64_t i = 0; i < c.layers; ++i) {
+    Value ln1w = param(), ln1b = param();
+    Value wq = param(), wk = param(), wv = param(), wo = param();
+    Value downW, downB, convU, gamma;
+    if (L > 1) {
+      downW = param();
+      downB = param();
+    }
+    Value theta = param();
+    if (c.hybrid) {
+      convU = param();
+      gamma = param();
+    }
+    Value h = mb.layerNorm(x, ln1w, ln1b);
+    Value a = AttentionOp::create(b, loc, t({batch, T, D}), h, wq, wk, wv, wo,
+                                  theta, downW, downB, convU, gamma, lengths,
+                                  mb.empty({batch, T, D}), H, L, c.stride,
+                                  c.kernel, c.convKernel, c.hybrid, c.causal);
+    x = mb.add(x, a);
+    Value ln2w = param(), ln2b = param();
+    Value w1 = param(), b1 = param(), w2 = param(), b2 = param();
+    Value h2 = mb.layerNorm(x, ln2w, ln2b);
+    Value f = mb.linear3d(h2, w1, b1);
+    Value g =
+        GeluOp::create(b, loc, t({batch, T, F}), f, mb.empty({batch, T, F}));
+    x = mb.add(x, mb.linear3d(g, w2, b2));
+  }
+  Value lnfw = param(), lnfb = param(), headW = param(), headB = param();
+  Value xf = mb.layerNorm(x, lnfw, lnfb);
+  Value pooled = MeanPoolOp::create(b, loc, t({batch, D}), xf, lengths,
+                                    mb.empty({batch, D}));
+  Value logits = mb.linear2d(pooled, headW, headB);
+  Value out = logits;
+  if (withLabels)
+    out = CrossEntropyOp::create(b, loc, t({}), logits, body->getArgument(1),
+                                 mb.empty({}));
+  func::ReturnOp::create(b, loc, out);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
+                                                  const ModelConfig &c,
+                                                  int64_t maxBatch,
+                                                  Location loc) {
+  context.loadDialect<HKTDialect, func::FuncDialect, tensor::TensorDialect,
+                      linalg::LinalgDialect, arith::ArithDialect,
+                      scf::SCFDialect>();
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  ParameterList params = modelParameters(b, c);
   auto build = [&](StringRef name, bool withLabels) {
-    SmallVector<Type> types = {RankedTensorType::get({batch, T}, i32)};
-    if (withLabels)
-      types.push_back(RankedTensorType::get({batch}, i32));
-    for (auto &p : params)
-      types.push_back(p.second);
-    Type result = withLabels ? Type(t({})) : Type(t({batch, C}));
-    auto fn = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(types, {result}));
-    fn.setPrivate();
-    unsigned first = withLabels ? 2 : 1;
-    fn.setArgAttr(0, attr::kName, b.getStringAttr("tokens"));
-    fn.setArgAttr(0, attr::kRange, b.getDenseI64ArrayAttr({0, c.vocab - 1}));
-    if (withLabels) {
-      fn.setArgAttr(1, attr::kName, b.getStringAttr("labels"));
-      fn.setArgAttr(1, attr::kRange, b.getDenseI64ArrayAttr({0, C - 1}));
-    }
-    for (auto [i, p] : llvm::enumerate(params)) {
-      fn.setArgAttr(first + i, attr::kName, b.getStringAttr(p.first));
-      fn.setArgAttr(first + i, attr::kRole,
-                    b.getStringAttr(::hkt::format::role::kParameter));
-    }
-    fn.setResultAttr(0, attr::kName,
-                     b.getStringAttr(withLabels ? "loss" : "logits"));
-
-    Block *body = fn.addEntryBlock();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(body);
-    ModelBuilder mb{b, loc, c, batch, f32};
-    unsigned next = first;
-    auto param = [&]() { return body->getArgument(next++); };
-    Value tokens = body->getArgument(0);
-    Value lengths = TokenLengthsOp::create(
-        b, loc, RankedTensorType::get({batch}, i32), tokens,
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch}, i32));
-    Value embed = param(), pos = param();
-    Value x = EmbedOp::create(b, loc, t({batch, T, D}), tokens, embed, pos,
-                              mb.empty({batch, T, D}));
-    for (int64_t i = 0; i < c.layers; ++i) {
-      Value ln1w = param(), ln1b = param();
-      Value wq = param(), wk = param(), wv = param(), wo = param();
-      Value downW, downB, convU, gamma;
-      if (L > 1) {
-        downW = param();
-        downB = param();
-      }
-      Value theta = param();
-      if (c.hybrid) {
-        convU = param();
-        gamma = param();
-      }
-      Value h = mb.layerNorm(x, ln1w, ln1b);
-      Value a = AttentionOp::create(b, loc, t({batch, T, D}), h, wq, wk, wv, wo,
-                                    theta, downW, downB, convU, gamma, lengths,
-                                    mb.empty({batch, T, D}), H, L, c.stride,
-                                    c.kernel, c.convKernel, c.hybrid, c.causal);
-      x = mb.add(x, a);
-      Value ln2w = param(), ln2b = param();
-      Value w1 = param(), b1 = param(), w2 = param(), b2 = param();
-      Value h2 = mb.layerNorm(x, ln2w, ln2b);
-      Value f = mb.linear3d(h2, w1, b1);
-      Value g = GeluOp::create(b, loc, t({batch, T, F}), f,
-                               mb.empty({batch, T, F}));
-      x = mb.add(x, mb.linear3d(g, w2, b2));
-    }
-    Value lnfw = param(), lnfb = param(), headW = param(), headB = param();
-    Value xf = mb.layerNorm(x, lnfw, lnfb);
-    Value pooled = MeanPoolOp::create(b, loc, t({batch, D}), xf, lengths,
-                                      mb.empty({batch, D}));
-    Value logits = mb.linear2d(pooled, headW, headB);
-    Value out = logits;
-    if (withLabels)
-      out = CrossEntropyOp::create(b, loc, t({}), logits, body->getArgument(1),
-                                   mb.empty({}));
-    func::ReturnOp::create(b, loc, out);
+    func::FuncOp fn = declareRowFunction(b, loc, c, params, name, withLabels);
+    buildRowBody(b, loc, c, fn, withLabels);
     return fn;
   };
   func::FuncOp logitsRow = build(kLogitsRow, /*withLabels=*/false);

@@ -119,8 +119,74 @@ struct GradSignature {
         continue;
       wrt.push_back(i);
       results.push_back(t);
-      resultAttrs.push_back(named("d" + nameOf(fn.getArgAttrDict(i), "arg", i)));
+      resultAttrs.push_back(
+          named("d" + nameOf(fn.getArgAttrDict(i), "arg", i)));
     }
+  }
+};
+
+/// The gradients of the reverse sweep, summed where a value is used more
+/// than once.
+struct GradientMap {
+  GradientMap(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpBuilder &b;
+  Location loc;
+  DenseMap<Value, Value> grads;
+
+  /// Adds `g` (null: nothing) to the gradient of `v`.
+  void accumulate(Value v, Value g) {
+    if (!g)
+      return;
+    auto [it, inserted] = grads.try_emplace(v, g);
+    if (inserted)
+      return;
+    Value sum = tensor::EmptyOp::create(
+        b, loc, cast<RankedTensorType>(v.getType()).getShape(),
+        cast<RankedTensorType>(v.getType()).getElementType());
+    it->second =
+        linalg::AddOp::create(b, loc, v.getType(), ValueRange{it->second, g},
+                              ValueRange{sum})
+            .getResult(0);
+  }
+
+  /// The gradients of `op`'s operands from those of its results, through
+  /// its AdjointOpInterface; nothing if no gradient reached it.
+  LogicalResult propagate(Operation *op) {
+    bool reached =
+        llvm::any_of(op->getResults(), [&](Value r) { return grads.count(r); });
+    if (!reached)
+      return success();
+    bool hasFloatOperand = llvm::any_of(op->getOperandTypes(), isFloatTensor);
+    auto adjoint = dyn_cast<AdjointOpInterface>(op);
+    if (!adjoint) {
+      if (!hasFloatOperand)
+        return success(); // constants and the like: nothing flows further up
+      return op->emitOpError(
+          "has no adjoint (AdjointOpInterface), so "
+          "hkt-differentiate cannot differentiate through it");
+    }
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults()) {
+      Value g = grads.lookup(r);
+      if (!g && isFloatTensor(r.getType()))
+        g = zerosLike(b, op->getLoc(), r.getType());
+      resultGrads.push_back(g);
+    }
+    SmallVector<Value> operandGrads;
+    if (failed(adjoint.buildAdjoint(b, resultGrads, operandGrads)))
+      return failure();
+    if (operandGrads.size() != op->getNumOperands())
+      return op->emitOpError("adjoint built ")
+             << operandGrads.size() << " operand gradients for "
+             << op->getNumOperands() << " operands";
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (g && g.getType() != operand.getType())
+        return op->emitOpError("adjoint of an operand of type ")
+               << operand.getType() << " has type " << g.getType();
+      accumulate(operand, g);
+    }
+    return success();
   }
 };
 
@@ -131,7 +197,8 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
     return fn.emitError("hkt-differentiate: the function must be one block");
   FunctionType type = fn.getFunctionType();
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
-    if (!isa<RankedTensorType>(t) || !cast<RankedTensorType>(t).hasStaticShape())
+    if (!isa<RankedTensorType>(t) ||
+        !cast<RankedTensorType>(t).hasStaticShape())
       return fn.emitError("hkt-differentiate: arguments and results must be "
                           "ranked tensors of static shape, got ")
              << t;
@@ -176,66 +243,19 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
     forward.push_back(&op);
 
   // Gradients, summed where a value is used more than once.
-  DenseMap<Value, Value> grads;
   b.setInsertionPointToEnd(entry);
-  auto accumulate = [&](Value v, Value g) {
-    if (!g)
-      return;
-    auto [it, inserted] = grads.try_emplace(v, g);
-    if (inserted)
-      return;
-    Value sum = tensor::EmptyOp::create(
-        b, loc, cast<RankedTensorType>(v.getType()).getShape(),
-        cast<RankedTensorType>(v.getType()).getElementType());
-    it->second = linalg::AddOp::create(b, loc, v.getType(),
-                                       ValueRange{it->second, g},
-                                       ValueRange{sum})
-                     .getResult(0);
-  };
+  GradientMap grads(b, loc);
   for (auto [k, r] : llvm::enumerate(sig.seeded))
-    accumulate(outputs[r], entry->getArgument(type.getNumInputs() + k));
-
-  for (Operation *op : llvm::reverse(forward)) {
-    bool reached = llvm::any_of(op->getResults(), [&](Value r) {
-      return grads.count(r);
-    });
-    if (!reached)
-      continue;
-    bool hasFloatOperand = llvm::any_of(op->getOperandTypes(), isFloatTensor);
-    auto adjoint = dyn_cast<AdjointOpInterface>(op);
-    if (!adjoint) {
-      if (!hasFloatOperand)
-        continue; // constants and the like: nothing flows further up
-      return op->emitOpError("has no adjoint (AdjointOpInterface), so "
-                             "hkt-differentiate cannot differentiate through it");
-    }
-    SmallVector<Value> resultGrads;
-    for (Value r : op->getResults()) {
-      Value g = grads.lookup(r);
-      if (!g && isFloatTensor(r.getType()))
-        g = zerosLike(b, op->getLoc(), r.getType());
-      resultGrads.push_back(g);
-    }
-    SmallVector<Value> operandGrads;
-    if (failed(adjoint.buildAdjoint(b, resultGrads, operandGrads)))
+    grads.accumulate(outputs[r], entry->getArgument(type.getNumInputs() + k));
+  for (Operation *op : llvm::reverse(forward))
+    if (failed(grads.propagate(op)))
       return failure();
-    if (operandGrads.size() != op->getNumOperands())
-      return op->emitOpError("adjoint built ")
-             << operandGrads.size() << " operand gradients for "
-             << op->getNumOperands() << " operands";
-    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
-      if (g && g.getType() != operand.getType())
-        return op->emitOpError("adjoint of an operand of type ")
-               << operand.getType() << " has type " << g.getType();
-      accumulate(operand, g);
-    }
-  }
 
   SmallVector<Value> returned;
   if (returnValues)
     returned.append(outputs.begin(), outputs.end());
   for (unsigned i : sig.wrt) {
-    Value g = grads.lookup(entry->getArgument(i));
+    Value g = grads.grads.lookup(entry->getArgument(i));
     returned.push_back(g ? g
                          : zerosLike(b, loc, entry->getArgument(i).getType()));
   }
