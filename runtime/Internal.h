@@ -43,6 +43,18 @@ template <typename... Args> [[noreturn]] void fail(Args &&...args) {
   throw Failure(concat(std::forward<Args>(args)...));
 }
 
+/// The value of `e`, or its failure thrown (inside `guarded` bodies).
+template <typename T> T take(Expected<T> e) {
+  if (!e)
+    fail(e.message());
+  return std::move(e).value();
+}
+/// Throws `s`'s failure, if any (inside `guarded` bodies).
+inline void check(const Status &s) {
+  if (!s.ok())
+    fail(s.message());
+}
+
 /// Runs `body` and turns any exception it throws into a failure; `context`
 /// prefixes messages of exceptions that are not our own Failures.
 template <typename R, typename F>

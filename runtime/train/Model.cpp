@@ -16,22 +16,13 @@
 
 using namespace hkt::runtime;
 using namespace hkt::train;
+using hkt::runtime::detail::check;
 using hkt::runtime::detail::fail;
 using hkt::runtime::detail::guarded;
+using hkt::runtime::detail::take;
 using json = nlohmann::json;
 
 namespace {
-
-/// The value of an Expected, or its failure thrown (inside guarded bodies).
-template <typename T> T take(Expected<T> e) {
-  if (!e)
-    fail(e.message());
-  return std::move(e).value();
-}
-void check(const Status &s) {
-  if (!s.ok())
-    fail(s.message());
-}
 
 uint64_t hashString(const std::string &s) {
   uint64_t h = 1469598103934665603ull; // FNV-1a

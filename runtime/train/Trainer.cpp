@@ -17,20 +17,12 @@
 
 using namespace hkt::runtime;
 using namespace hkt::train;
+using hkt::runtime::detail::check;
 using hkt::runtime::detail::fail;
 using hkt::runtime::detail::guarded;
+using hkt::runtime::detail::take;
 
 namespace {
-
-template <typename T> T take(Expected<T> e) {
-  if (!e)
-    fail(e.message());
-  return std::move(e).value();
-}
-void check(const Status &s) {
-  if (!s.ok())
-    fail(s.message());
-}
 
 /// Round-trips exactly through the metadata's text.
 std::string formatDouble(double v) {
