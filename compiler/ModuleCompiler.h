@@ -26,8 +26,9 @@ struct CompileOptions {
   /// A registered pipeline name without the `hkt-cpu-` prefix and
   /// `-pipeline` suffix: "fused" (the default) or "reference".
   std::string pipeline = kFusedPipeline.str();
-  /// Attention tile sizes of the fused pipeline (hkt-cpu-lower-online-attention's
-  /// tile-q / tile-k); 0 keeps the pass defaults.
+  /// Attention tile sizes of the fused pipeline
+  /// (hkt-cpu-lower-online-attention's tile-q / tile-k); 0 keeps the pass
+  /// defaults.
   int64_t tileQ = 0, tileK = 0;
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
