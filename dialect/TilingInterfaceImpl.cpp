@@ -88,6 +88,24 @@ SmallVector<Range> domainOf(OpBuilder &b, Location loc,
   });
 }
 
+/// The head width of a tile both ops accept: a static model width and head
+/// count, and a tile of whole coarse rows (offsets along i and j multiples
+/// of every factor, and so are sizes, except a tail that ends the
+/// dimension). Failure, with a diagnostic, otherwise.
+FailureOr<int64_t> checkTileRequest(TilingInterface op, OpBuilder &b,
+                                    ArrayRef<int64_t> factors, ShapedType rows,
+                                    ShapedType perHeadRows,
+                                    ArrayRef<OpFoldResult> offsets,
+                                    ArrayRef<OpFoldResult> sizes) {
+  FailureOr<int64_t> headDim = staticHeadDim(rows, perHeadRows);
+  if (failed(headDim))
+    return op->emitOpError("tiling needs a static model width and head count");
+  if (failed(checkTileAlignment(op.getOperation(), factors,
+                                op.getIterationDomain(b), offsets, sizes)))
+    return failure();
+  return headDim;
+}
+
 } // namespace
 
 SmallVector<utils::IteratorType> OnlineAttentionOp::getLoopIteratorTypes() {
@@ -105,13 +123,9 @@ OnlineAttentionOp::getTiledImplementation(OpBuilder &b,
                                           ArrayRef<OpFoldResult> offsets,
                                           ArrayRef<OpFoldResult> sizes) {
   FailureOr<int64_t> headDim =
-      staticHeadDim(getAcc().getType(), getMax().getType());
+      checkTileRequest(cast<TilingInterface>(getOperation()), b, getFactors(),
+                       getAcc().getType(), getMax().getType(), offsets, sizes);
   if (failed(headDim))
-    return emitOpError("tiling needs a static model width and head count");
-  // A tile holds whole coarse rows: offsets along i and j are multiples of
-  // every factor, and so are sizes, except a tail that ends the dimension.
-  if (failed(checkTileAlignment(getOperation(), getFactors(),
-                                getIterationDomain(b), offsets, sizes)))
     return failure();
 
   Location loc = getLoc();
@@ -171,11 +185,9 @@ FailureOr<TilingResult> OnlineAttentionBackwardOp::getTiledImplementation(
     OpBuilder &b, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes) {
   FailureOr<int64_t> headDim =
-      staticHeadDim(getDout().getType(), getLse().getType());
+      checkTileRequest(cast<TilingInterface>(getOperation()), b, getFactors(),
+                       getDout().getType(), getLse().getType(), offsets, sizes);
   if (failed(headDim))
-    return emitOpError("tiling needs a static model width and head count");
-  if (failed(checkTileAlignment(getOperation(), getFactors(),
-                                getIterationDomain(b), offsets, sizes)))
     return failure();
 
   Location loc = getLoc();
