@@ -16,9 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "dialect/OnlineAttentionTile.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "dialect/Utils/ModelMath.h"
-#include "dialect/OnlineAttentionTile.h"
 #include "mlir/IR/Matchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,12 +55,13 @@ Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
   RankedTensorType type = typeOf(v);
   unsigned rank = type.getRank();
   Value c = floatConstant(b, loc, type.getElementType(), factor);
-  return generic(b, loc, type, {v},
-                 {identity(rank, b.getContext()), identity(rank, b.getContext())},
-                 SmallVector<utils::IteratorType>(rank, kPar),
-                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                   return arith::MulFOp::create(nb, l, a[0], c);
-                 });
+  return generic(
+      b, loc, type, {v},
+      {identity(rank, b.getContext()), identity(rank, b.getContext())},
+      SmallVector<utils::IteratorType>(rank, kPar),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MulFOp::create(nb, l, a[0], c);
+      });
 }
 
 /// B x H x I x J -> B x H x J x I.
@@ -120,12 +121,11 @@ LogicalResult DownsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   // dw: dims (b, t, m, c), summed as K x D (every operand read along c,
   // innermost), then D x K.
   Value xp = padSequence(b, loc, getInput(), k - 1, 0);
-  Value dwT = generic(
-      b, loc, RankedTensorType::get({k, dim}, elt), {dout, xp},
-      {indexingMap(4, {e0, e1, e3}, ctx),
-       indexingMap(4, {e0, e1 * s + (k - 1) - e2, e3}, ctx),
-       indexingMap(4, {e2, e3}, ctx)},
-      {kRed, kRed, kPar, kPar}, mul);
+  Value dwT = generic(b, loc, RankedTensorType::get({k, dim}, elt), {dout, xp},
+                      {indexingMap(4, {e0, e1, e3}, ctx),
+                       indexingMap(4, {e0, e1 * s + (k - 1) - e2, e3}, ctx),
+                       indexingMap(4, {e2, e3}, ctx)},
+                      {kRed, kRed, kPar, kPar}, mul);
   Value dw = transposeMatrix(b, loc, dwT);
   // z: dout spread to every s-th position of a B x (n s) x D zero tensor,
   // n s >= T + k - 1.
@@ -184,9 +184,9 @@ LogicalResult UpsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   for (int64_t d : out)
     sizes.push_back(b.getIndexAttr(d));
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  Value padded = tensor::InsertSliceOp::create(
-      b, loc, resultGrads[0], zerosOf(b, loc, paddedType), offsets, sizes,
-      strides);
+  Value padded = tensor::InsertSliceOp::create(b, loc, resultGrads[0],
+                                               zerosOf(b, loc, paddedType),
+                                               offsets, sizes, strides);
   auto blockType =
       RankedTensorType::get({in[0], in[1], in[2], f, in[3], f}, elt);
   Value blocks = tensor::ExpandShapeOp::create(
@@ -237,7 +237,8 @@ LogicalResult ConvexFuseOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
                            {all, all, indexingMap(4, {h}, ctx)},
                            {kRed, kPar, kRed, kRed}, mul);
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(l)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(heads), b.getIndexAttr(1)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(heads),
+                                       b.getIndexAttr(1)};
     SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
     dlambda = tensor::InsertSliceOp::create(b, loc, column, dlambda, offsets,
                                             sizes, strides);
@@ -245,16 +246,16 @@ LogicalResult ConvexFuseOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   AffineExpr hh, ll;
   bindDims(ctx, hh, ll);
   AffineMap hl = identity(2, ctx);
-  Value weighted = generic(b, loc, headsType, {lambda, dlambda},
-                           {hl, hl, indexingMap(2, {hh}, ctx)}, {kPar, kRed},
-                           mul);
-  Value dtheta = generic(
-      b, loc, thetaType, {lambda, dlambda, weighted},
-      {hl, hl, indexingMap(2, {hh}, ctx), hl}, {kPar, kPar},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value centred = arith::SubFOp::create(nb, l, a[1], a[2]);
-        return arith::MulFOp::create(nb, l, a[0], centred);
-      });
+  Value weighted =
+      generic(b, loc, headsType, {lambda, dlambda},
+              {hl, hl, indexingMap(2, {hh}, ctx)}, {kPar, kRed}, mul);
+  Value dtheta = generic(b, loc, thetaType, {lambda, dlambda, weighted},
+                         {hl, hl, indexingMap(2, {hh}, ctx), hl}, {kPar, kPar},
+                         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           Value centred =
+                               arith::SubFOp::create(nb, l, a[1], a[2]);
+                           return arith::MulFOp::create(nb, l, a[0], centred);
+                         });
   grads.push_back(dtheta);
   grads.push_back(Value());
   return success();
@@ -264,30 +265,10 @@ LogicalResult ConvexFuseOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
 LogicalResult MaskOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
                                    SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();
-  MLIRContext *ctx = b.getContext();
   RankedTensorType type = getType();
-  AffineExpr bb;
-  bindDims(ctx, bb);
-  SmallVector<Value> inputs = {resultGrads[0]};
-  SmallVector<AffineMap> maps = {identity(4, ctx)};
-  if (Value lengths = getLengths()) {
-    inputs.push_back(lengths);
-    maps.push_back(indexingMap(4, {bb}, ctx));
-  }
-  maps.push_back(identity(4, ctx));
-  bool causal = getCausal(), hasLengths = static_cast<bool>(getLengths());
   Value zero = floatConstant(b, loc, type.getElementType(), 0.0);
-  Value din = generic(
-      b, loc, type, inputs, maps, {kPar, kPar, kPar, kPar},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value row = linalg::IndexOp::create(nb, l, 2);
-        Value col = linalg::IndexOp::create(nb, l, 3);
-        Value len;
-        if (hasLengths)
-          len = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[1]);
-        Value drop = buildKeyMaskPredicate(nb, l, row, col, len, causal);
-        return arith::SelectOp::create(nb, l, drop, zero, a[0]);
-      });
+  Value din = buildKeyMaskSelect(b, loc, resultGrads[0], getLengths(),
+                                 emptyOf(b, loc, type), getCausal(), zero);
   grads.push_back(din);
   if (getLengths())
     grads.push_back(Value());
@@ -308,8 +289,9 @@ LogicalResult AttendOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   Value dp = LevelScoresOp::create(b, loc, pType, dout, getValue(),
                                    emptyOf(b, loc, pType));
   dp = scaled(b, loc, dp, std::sqrt(double(headDim)));
-  Value dv = AttendOp::create(b, loc, vType, transposeScores(b, loc, getProbs()),
-                              dout, emptyOf(b, loc, vType));
+  Value dv =
+      AttendOp::create(b, loc, vType, transposeScores(b, loc, getProbs()), dout,
+                       emptyOf(b, loc, vType));
   grads.assign({dp, dv, Value()});
   return success();
 }
@@ -364,10 +346,10 @@ LogicalResult FusedAttentionOp::buildAdjoint(OpBuilder &b,
     dkInit.push_back(zerosOf(b, loc, typeOf(k)));
   auto backward = OnlineAttentionBackwardOp::create(
       b, loc, getQueries().getTypes(), getKeys().getTypes(),
-      getValue().getType(), scaledQueries, getKeys(), getValue(), dout, getLse(),
-      delta, getLengths(), /*query_offset=*/Value(), /*key_offset=*/Value(),
-      dqInit, dkInit, zerosOf(b, loc, typeOf(getValue())), getFactorsAttr(),
-      getCausalAttr());
+      getValue().getType(), scaledQueries, getKeys(), getValue(), dout,
+      getLse(), delta, getLengths(), /*query_offset=*/Value(),
+      /*key_offset=*/Value(), dqInit, dkInit,
+      zerosOf(b, loc, typeOf(getValue())), getFactorsAttr(), getCausalAttr());
 
   ValueRange dScaled = backward.getDqueries();
   SmallVector<Value> dqueries =
@@ -434,12 +416,11 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
                         indexingMap(4, {e2, e3}, ctx),
                         indexingMap(4, {e0, e1, e2}, ctx)},
                        {kPar, kPar, kPar, kRed}, mul);
-  Value dattn = generic(b, loc, type, {dout, getGamma()}, {bic, head, bic},
-                        {kPar, kPar, kPar},
-                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          return arith::MulFOp::create(nb, l, a[0],
-                                                       sigmoid(nb, l, a[1]));
-                        });
+  Value dattn = generic(
+      b, loc, type, {dout, getGamma()}, {bic, head, bic}, {kPar, kPar, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MulFOp::create(nb, l, a[0], sigmoid(nb, l, a[1]));
+      });
   Value dconv = generic(
       b, loc, type, {dout, getGamma()}, {bic, head, bic}, {kPar, kPar, kPar},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -463,13 +444,12 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
         Value slope = arith::MulFOp::create(
             nb, l, beta, arith::SubFOp::create(nb, l, one, beta));
         Value diff = arith::SubFOp::create(nb, l, a[1], a[2]);
-        return arith::MulFOp::create(
-            nb, l, slope, arith::MulFOp::create(nb, l, a[0], diff));
+        return arith::MulFOp::create(nb, l, slope,
+                                     arith::MulFOp::create(nb, l, a[0], diff));
       });
   // du: dims (b, i, m, c), summed as K x D (read along c), then D x K.
   Value duT = generic(
-      b, loc, RankedTensorType::get({kc, type.getDimSize(2)}, elt),
-      {dconv, vp},
+      b, loc, RankedTensorType::get({kc, type.getDimSize(2)}, elt), {dconv, vp},
       {indexingMap(4, {e0, e1, e3}, ctx),
        indexingMap(4, {e0, e1 + (kc - 1) - e2, e3}, ctx),
        indexingMap(4, {e2, e3}, ctx)},
@@ -521,17 +501,16 @@ LogicalResult EmbedOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   AffineExpr pp, cc, b2;
   bindDims(ctx, pp, cc, b2);
   auto usedType = RankedTensorType::get({t, d}, elt);
-  Value used = generic(b, loc, usedType, {dout},
-                       {indexingMap(3, {b2, pp, cc}, ctx),
-                        indexingMap(3, {pp, cc}, ctx)},
-                       {kPar, kPar, kRed},
-                       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  Value used = generic(
+      b, loc, usedType, {dout},
+      {indexingMap(3, {b2, pp, cc}, ctx), indexingMap(3, {pp, cc}, ctx)},
+      {kPar, kPar, kRed},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(t), b.getIndexAttr(d)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-  Value dpos = tensor::InsertSliceOp::create(b, loc, used,
-                                             zerosOf(b, loc, posType), offsets,
-                                             sizes, strides);
+  Value dpos = tensor::InsertSliceOp::create(
+      b, loc, used, zerosOf(b, loc, posType), offsets, sizes, strides);
   grads.assign({Value(), dtable, dpos, Value()});
   return success();
 }
@@ -557,41 +536,46 @@ LogicalResult LayerNormOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
       toRow(rank, kPar);
   toCol.back() = kPar;
   toRow.back() = kRed;
-  Value xhat = generic(b, loc, type, {getInput(), stats.mean, stats.rstd},
-                       {all, row, row, all}, par,
-                       [](OpBuilder &nb, Location l, ValueRange a) {
-                         Value c = arith::SubFOp::create(nb, l, a[0], a[1]);
-                         return arith::MulFOp::create(nb, l, c, a[2]).getResult();
-                       });
-  Value dbias = generic(b, loc, wType, {dout}, {all, col}, toCol,
-                        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  Value dw = generic(b, loc, wType, {dout, xhat}, {all, all, col}, toCol,
-                     [](OpBuilder &nb, Location l, ValueRange a) {
-                       return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
-                     });
-  Value g = generic(b, loc, type, {dout, getWeight()}, {all, col, all}, par,
-                    [](OpBuilder &nb, Location l, ValueRange a) {
-                      return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
-                    });
+  Value xhat = generic(
+      b, loc, type, {getInput(), stats.mean, stats.rstd}, {all, row, row, all},
+      par, [](OpBuilder &nb, Location l, ValueRange a) {
+        Value c = arith::SubFOp::create(nb, l, a[0], a[1]);
+        return arith::MulFOp::create(nb, l, c, a[2]).getResult();
+      });
+  Value dbias =
+      generic(b, loc, wType, {dout}, {all, col}, toCol,
+              [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  Value dw =
+      generic(b, loc, wType, {dout, xhat}, {all, all, col}, toCol,
+              [](OpBuilder &nb, Location l, ValueRange a) {
+                return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
+              });
+  Value g =
+      generic(b, loc, type, {dout, getWeight()}, {all, col, all}, par,
+              [](OpBuilder &nb, Location l, ValueRange a) {
+                return arith::MulFOp::create(nb, l, a[0], a[1]).getResult();
+              });
   RankedTensorType rowType = cast<RankedTensorType>(stats.mean.getType());
   Value inv = floatConstant(b, loc, elt, invD);
-  Value meanG = generic(b, loc, rowType, {g}, {all, row}, toRow,
-                        [&](OpBuilder &nb, Location l, ValueRange a) {
-                          return arith::MulFOp::create(nb, l, a[0], inv).getResult();
-                        });
-  Value meanGX = generic(b, loc, rowType, {g, xhat}, {all, all, row}, toRow,
-                         [&](OpBuilder &nb, Location l, ValueRange a) {
-                           Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
-                           return arith::MulFOp::create(nb, l, p, inv).getResult();
-                         });
-  Value dx = generic(
-      b, loc, type, {g, xhat, meanG, meanGX, stats.rstd},
-      {all, all, row, row, row, all}, par,
-      [](OpBuilder &nb, Location l, ValueRange a) {
-        Value t = arith::SubFOp::create(nb, l, a[0], a[2]);
-        t = arith::SubFOp::create(nb, l, t, arith::MulFOp::create(nb, l, a[1], a[3]));
-        return arith::MulFOp::create(nb, l, t, a[4]).getResult();
-      });
+  Value meanG =
+      generic(b, loc, rowType, {g}, {all, row}, toRow,
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                return arith::MulFOp::create(nb, l, a[0], inv).getResult();
+              });
+  Value meanGX =
+      generic(b, loc, rowType, {g, xhat}, {all, all, row}, toRow,
+              [&](OpBuilder &nb, Location l, ValueRange a) {
+                Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+                return arith::MulFOp::create(nb, l, p, inv).getResult();
+              });
+  Value dx = generic(b, loc, type, {g, xhat, meanG, meanGX, stats.rstd},
+                     {all, all, row, row, row, all}, par,
+                     [](OpBuilder &nb, Location l, ValueRange a) {
+                       Value t = arith::SubFOp::create(nb, l, a[0], a[2]);
+                       t = arith::SubFOp::create(
+                           nb, l, t, arith::MulFOp::create(nb, l, a[1], a[3]));
+                       return arith::MulFOp::create(nb, l, t, a[4]).getResult();
+                     });
   grads.assign({dx, dw, dbias, Value()});
   return success();
 }
@@ -601,13 +585,13 @@ LogicalResult GeluOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   RankedTensorType type = getType();
   unsigned rank = type.getRank();
   AffineMap all = identity(rank, b.getContext());
-  Value dx = generic(b, getLoc(), type, {resultGrads[0], getInput()},
-                     {all, all, all}, SmallVector<utils::IteratorType>(rank, kPar),
-                     [](OpBuilder &nb, Location l, ValueRange a) {
-                       return arith::MulFOp::create(nb, l, a[0],
-                                                    geluDerivative(nb, l, a[1]))
-                           .getResult();
-                     });
+  Value dx = generic(
+      b, getLoc(), type, {resultGrads[0], getInput()}, {all, all, all},
+      SmallVector<utils::IteratorType>(rank, kPar),
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        return arith::MulFOp::create(nb, l, a[0], geluDerivative(nb, l, a[1]))
+            .getResult();
+      });
   grads.assign({dx, Value()});
   return success();
 }
@@ -651,7 +635,8 @@ LogicalResult CrossEntropyOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   Value lse = rowLogSumExp(b, loc, getLogits());
   AffineExpr bb, k;
   bindDims(ctx, bb, k);
-  Value one = floatConstant(b, loc, elt, 1.0), zero = floatConstant(b, loc, elt, 0.0);
+  Value one = floatConstant(b, loc, elt, 1.0),
+        zero = floatConstant(b, loc, elt, 0.0);
   Value scale = floatConstant(b, loc, elt, invB);
   Value dlogits = generic(
       b, loc, type, {getLogits(), lse, getLabels(), resultGrads[0]},
@@ -659,14 +644,16 @@ LogicalResult CrossEntropyOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
        indexingMap(2, {bb}, ctx), AffineMap::get(2, 0, {}, ctx),
        indexingMap(2, {bb, k}, ctx)},
       {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value p = math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-        Value col = arith::IndexCastOp::create(nb, l, labelElt,
-                                               linalg::IndexOp::create(nb, l, 1));
-        Value hit = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[2], col);
+        Value p = math::ExpOp::create(nb, l,
+                                      arith::SubFOp::create(nb, l, a[0], a[1]));
+        Value col = arith::IndexCastOp::create(
+            nb, l, labelElt, linalg::IndexOp::create(nb, l, 1));
+        Value hit =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[2], col);
         Value target = arith::SelectOp::create(nb, l, hit, one, zero);
         Value diff = arith::SubFOp::create(nb, l, p, target);
-        return arith::MulFOp::create(nb, l, arith::MulFOp::create(nb, l, diff, scale),
-                                     a[3])
+        return arith::MulFOp::create(
+                   nb, l, arith::MulFOp::create(nb, l, diff, scale), a[3])
             .getResult();
       });
   grads.assign({dlogits, Value(), Value()});

@@ -90,8 +90,8 @@ inline Value padSequence(OpBuilder &b, Location loc, Value x, int64_t before,
   shape[1] += before + after;
   Value padded =
       zerosOf(b, loc, RankedTensorType::get(shape, type.getElementType()));
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(before),
-                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> offsets = {
+      b.getIndexAttr(0), b.getIndexAttr(before), b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : type.getShape())
     sizes.push_back(b.getIndexAttr(d));
@@ -144,6 +144,40 @@ inline Value buildKeyMaskPredicate(OpBuilder &b, Location loc, Value row,
   if (!drop)
     drop = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
   return drop;
+}
+
+/// SPEC 5 on B x H x Tq x Tk scores: `scores` with every masked entry
+/// (buildKeyMaskPredicate; `lengths`: the B key lengths, or null) replaced
+/// by `fill`, into `init`. The mask's lowering fills -inf, its adjoint 0.
+inline Value buildKeyMaskSelect(OpBuilder &b, Location loc, Value scores,
+                                Value lengths, Value init, bool causal,
+                                Value fill) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap all = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<Value> inputs = {scores};
+  SmallVector<AffineMap> maps = {all};
+  if (lengths) {
+    inputs.push_back(lengths);
+    maps.push_back(indexingMap(4, {getAffineDimExpr(0, ctx)}, ctx));
+  }
+  maps.push_back(all);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, ValueRange{init}, maps,
+             {kPar, kPar, kPar, kPar},
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value row = linalg::IndexOp::create(nb, l, 2);
+               Value col = linalg::IndexOp::create(nb, l, 3);
+               Value len;
+               if (lengths)
+                 len = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                                  args[1]);
+               Value drop = buildKeyMaskPredicate(nb, l, row, col, len, causal);
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::SelectOp::create(nb, l, drop, fill, args[0])
+                       .getResult());
+             })
+      .getResult(0);
 }
 
 } // namespace mlir::hkt

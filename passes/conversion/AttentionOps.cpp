@@ -35,36 +35,10 @@ struct LowerMask : OpRewritePattern<MaskOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaskOp op, PatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rw.getContext();
     auto elt = cast<FloatType>(op.getType().getElementType());
     Value negInf = negativeInfinity(rw, loc, elt);
-    AffineExpr b, h, i, j;
-    bindDims(ctx, b, h, i, j);
-    SmallVector<Value> inputs = {op.getInput()};
-    SmallVector<AffineMap> maps = {indexingMap(4, {b, h, i, j}, ctx)};
-    if (Value lengths = op.getLengths()) {
-      inputs.push_back(lengths);
-      maps.push_back(indexingMap(4, {b}, ctx));
-    }
-    maps.push_back(indexingMap(4, {b, h, i, j}, ctx));
-    bool causal = op.getCausal();
-    bool hasLengths = static_cast<bool>(op.getLengths());
-    auto masked = linalg::GenericOp::create(
-        rw, loc, op.getType(), inputs, ValueRange{op.getInit()}, maps,
-        {kPar, kPar, kPar, kPar},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value row = linalg::IndexOp::create(nb, l, 2);
-          Value col = linalg::IndexOp::create(nb, l, 3);
-          Value len;
-          if (hasLengths)
-            len = arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
-          Value drop = buildKeyMaskPredicate(nb, l, row, col, len, causal);
-          linalg::YieldOp::create(
-              nb, l,
-              arith::SelectOp::create(nb, l, drop, negInf, args[0])
-                  .getResult());
-        });
-    rw.replaceOp(op, masked.getResults());
+    rw.replaceOp(op, buildKeyMaskSelect(rw, loc, op.getInput(), op.getLengths(),
+                                        op.getInit(), op.getCausal(), negInf));
     return success();
   }
 };
