@@ -71,6 +71,7 @@ private:
 };
 
 /// One training run's tensors and state, bound to the model's train_step.
+/// It refers to the Model it was made from, which must outlive it.
 class Trainer {
 public:
   /// Binds `train_step`'s arguments. `parameters`, `firstMoment` and
