@@ -59,10 +59,10 @@ validateOptions(Location loc, const CompileOptions &options) {
   if (options.precision != "f32" && !nvvm && !emulation)
     return emitError(loc) << "--precision " << options.precision
                           << " applies to --target nvvm and gpu-emulation";
-  if (options.precision != "f32" && options.precision != "tf32")
+  if (options.precision != "f32" && options.precision != "tf32" &&
+      options.precision != "bf16")
     return emitError(loc) << "unknown precision '" << options.precision
-                          << "' (f32, or tf32 for the tensor cores; bf16 is "
-                             "not built yet)";
+                          << "' (f32; tf32 or bf16 for the tensor cores)";
   if (emulation && options.pipeline != kFusedPipeline)
     return emitError(loc) << "the gpu-emulation target has the NVVM path's "
                              "pipeline only";

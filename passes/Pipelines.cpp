@@ -11,6 +11,7 @@
 #include "dialect/HKTDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -141,12 +142,19 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createHktNvvmMapParallelLoopsPass());
   pm.addPass(createHktNvvmHostStagingPass());
+  // After bufferization, which cannot see through nvvm.mma.sync.
+  pm.addPass(createHktNvvmLowerBf16MmaPass());
 }
 
 void mlir::hkt::buildHktGpuEmulationPipeline(
     OpPassManager &pm, const NvvmPipelineOptions &options) {
   addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
   pm.addPass(createHktNvvmEmulateOnCpuPass());
+  // bf16 conversions as integer arithmetic: x86 has no bf16 instructions
+  // before AVX512-BF16, and the libgcc of Debian 12 no __truncsfbf2.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createCanonicalizerPass());
   addLowerToLLVM(pm, /*openmp=*/true);
 }
@@ -158,6 +166,8 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // ldmatrix and the other nvgpu ops of the bf16 kernels (RECIPE 1.2).
+  pm.addPass(createConvertNVGPUToNVVMPass());
   // wmma needs 32-byte aligned shared fragments.
   pm.addPass(createHktNvvmAlignWorkgroupMemoryPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -202,7 +202,7 @@ def parse_args(argv):
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--pipeline", default="fused,reference",
                     help="comma-separated hkt-compile pipelines, each checked")
-    ap.add_argument("--precision", default="f32", choices=("f32", "tf32"),
+    ap.add_argument("--precision", default="f32", choices=("f32", "tf32", "bf16"),
                     help="hkt-compile --precision (targets nvvm and "
                          "gpu-emulation; tf32: tensor cores)")
     ap.add_argument("--tiles", metavar="Q,K",

@@ -118,8 +118,9 @@ static cl::opt<std::string> cudaPath(
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("--target nvvm / gpu-emulation: the attention's arithmetic: "
-             "'f32' (the default) or 'tf32' (tensor cores, f32 accumulation; "
-             "docs/gpu.md gives its accuracy)"),
+             "'f32' (the default), 'tf32' (wmma tensor cores) or 'bf16' "
+             "(bf16 operands on mma.sync, f32 accumulation; docs/gpu.md "
+             "gives their accuracy)"),
     cl::init("f32"), cl::cat(category));
 static cl::opt<bool> emitPTX(
     "emit-ptx",

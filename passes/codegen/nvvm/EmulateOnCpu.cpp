@@ -19,12 +19,18 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTNVVMEMULATEONCPUPASS
@@ -251,6 +257,286 @@ LogicalResult lowerMatrixOps(omp::ParallelOp team, Value laneZero) {
   return success();
 }
 
+
+/// 32-bit words a lane puts in the exchange buffer for one warp-level op:
+/// mma.sync m16n8k16 has the most (four A, two B, four C registers).
+constexpr int64_t kExchangeWords = 10;
+
+/// Emits, per lane, the warp-level ops of the bf16 tensor-core kernels
+/// (nvgpu.ldmatrix, nvvm.mma.sync m16n8k16 bf16, gpu.shuffle xor) as the
+/// hardware does them: each lane puts its registers (or its row address) in
+/// the team's exchange buffer, the team meets at a barrier, and each lane
+/// builds its own result from the other lanes' words by the PTX ISA's
+/// fragment maps. A fragment-layout bug therefore gives wrong numbers here
+/// as on the GPU. The buffer has two slots, used in turn, so one barrier
+/// per op suffices: a lane writes a slot again only after the next op's
+/// barrier, which every lane reaches after reading it. Every lane of the
+/// block must reach every warp-level op, as the kernels ensure.
+class WarpOpEmulator {
+public:
+  WarpOpEmulator(omp::ParallelOp team, Value exchange, Value tid)
+      : team(team), exchange(exchange), tid(tid) {}
+  LogicalResult run();
+
+private:
+  /// Writes `words` (i32) to this lane's row of the current slot, meets the
+  /// team, and returns the slot (the builder after the barrier).
+  Value publish(OpBuilder &b, Location loc, ValueRange words);
+  /// Word `w` of lane `srcLane` of this warp in `slot`.
+  Value word(OpBuilder &b, Location loc, Value slot, Value srcLane, Value w);
+  Value word(OpBuilder &b, Location loc, Value slot, Value srcLane, int64_t w) {
+    return word(b, loc, slot, srcLane, cidx(b, loc, w));
+  }
+  static Value cidx(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  LogicalResult emulateLdMatrix(nvgpu::LdMatrixOp op);
+  LogicalResult emulateMma(NVVM::MmaOp op);
+  LogicalResult emulateShuffle(gpu::ShuffleOp op);
+
+  omp::ParallelOp team;
+  Value exchange, tid, lane, warpBase, toggle;
+};
+
+Value WarpOpEmulator::publish(OpBuilder &b, Location loc, ValueRange words) {
+  Value slot = memref::LoadOp::create(b, loc, toggle);
+  memref::StoreOp::create(
+      b, loc, arith::SubIOp::create(b, loc, cidx(b, loc, 1), slot), toggle);
+  for (auto [w, x] : llvm::enumerate(words))
+    memref::StoreOp::create(b, loc, x, exchange,
+                            ValueRange{slot, tid, cidx(b, loc, w)});
+  omp::BarrierOp::create(b, loc);
+  return slot;
+}
+
+Value WarpOpEmulator::word(OpBuilder &b, Location loc, Value slot,
+                           Value srcLane, Value w) {
+  Value thread = arith::AddIOp::create(b, loc, warpBase, srcLane);
+  return memref::LoadOp::create(b, loc, exchange, ValueRange{slot, thread, w});
+}
+
+/// ldmatrix: lane i gives the row address of row i % 8 of matrix i / 8;
+/// lane l receives, of each matrix, the pair at row l / 4, columns
+/// 2 (l % 4) and + 1, or with .trans the pair at column l / 4 of rows
+/// 2 (l % 4) and + 1 (PTX ISA, "Warp-level matrix load instruction:
+/// ldmatrix").
+LogicalResult WarpOpEmulator::emulateLdMatrix(nvgpu::LdMatrixOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto i32 = b.getI32Type();
+  SmallVector<Value> words;
+  for (Value index : op.getIndices())
+    words.push_back(arith::IndexCastOp::create(b, loc, i32, index));
+  Value slot = publish(b, loc, words);
+  int64_t rank = op.getIndices().size();
+  auto c = [&](int64_t v) { return cidx(b, loc, v); };
+  Value group = arith::DivUIOp::create(b, loc, lane, c(4));
+  Value quad2 =
+      arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c(4)),
+                            c(2));
+  auto address = [&](Value srcLane) {
+    SmallVector<Value> at;
+    for (int64_t r = 0; r < rank; ++r)
+      at.push_back(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(), word(b, loc, slot, srcLane, r)));
+    return at;
+  };
+  SmallVector<Value> elements;
+  for (int64_t m = 0; m < int64_t(op.getNumTiles()); ++m) {
+    Value first = c(m * NvvmTargetInfo::kLdMatrixRows);
+    for (int64_t e = 0; e < 2; ++e) {
+      SmallVector<Value> at;
+      if (!op.getTranspose()) {
+        at = address(arith::AddIOp::create(b, loc, first, group));
+        at.back() = arith::AddIOp::create(
+            b, loc, at.back(), arith::AddIOp::create(b, loc, quad2, c(e)));
+      } else {
+        at = address(arith::AddIOp::create(
+            b, loc, first, arith::AddIOp::create(b, loc, quad2, c(e))));
+        at.back() = arith::AddIOp::create(b, loc, at.back(), group);
+      }
+      // As 16-bit integers: x86 codegen would round-trip bf16 vector
+      // elements through f32 (calls to __truncsfbf2).
+      Value x = memref::LoadOp::create(b, loc, op.getSrcMemref(), at);
+      elements.push_back(arith::BitcastOp::create(b, loc, b.getI16Type(), x));
+    }
+  }
+  auto bits = VectorType::get(op.getType().getShape(), b.getI16Type());
+  Value matrices = vector::FromElementsOp::create(b, loc, bits, elements);
+  op.replaceAllUsesWith(
+      vector::BitCastOp::create(b, loc, op.getType(), matrices).getResult());
+  op.erase();
+  return success();
+}
+
+/// mma.sync m16n8k16, bf16 A (row) and B (col), f32 C and D: lane l =
+/// 4 g + q holds A rows g and g + 8, columns 2q, 2q + 1 and those + 8
+/// (a0: g, a1: g + 8, a2: g, +8 columns, a3: g + 8, +8 columns), B rows
+/// 2q, 2q + 1 (b0) and + 8 (b1) of column g, and D elements (g, 2q),
+/// (g, 2q + 1), (g + 8, 2q), (g + 8, 2q + 1); the low half of a register is
+/// the lower column or row (PTX ISA, "Matrix Fragments for mma.m16n8k16
+/// with floating point type"). Products of bf16 are exact in f32; the sums
+/// run over k in order, rounded to f32 at each step.
+LogicalResult WarpOpEmulator::emulateMma(NVVM::MmaOp op) {
+  auto shape = op.getShape();
+  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 ||
+      op.getMultiplicandAPtxType() != NVVM::MMATypes::bf16 ||
+      op.getMultiplicandBPtxType() != NVVM::MMATypes::bf16 ||
+      op.getLayoutA() != NVVM::MMALayout::row ||
+      op.getLayoutB() != NVVM::MMALayout::col || op.getOperandC().size() != 4)
+    return op.emitOpError("is emulated only as m16n8k16, bf16 row x col, "
+                          "f32 accumulators");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto i32 = b.getI32Type();
+  auto f32 = b.getF32Type();
+  SmallVector<Value> words(op.getOperandA());
+  llvm::append_range(words, op.getOperandB());
+  for (Value x : op.getOperandC())
+    words.push_back(arith::BitcastOp::create(b, loc, i32, x));
+  Value slot = publish(b, loc, words);
+  auto c = [&](int64_t v) { return cidx(b, loc, v); };
+  Value group = arith::DivUIOp::create(b, loc, lane, c(4));
+  Value quad2 =
+      arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, lane, c(4)),
+                            c(2));
+  // bf16 half `half` (0: low) of a 32-bit word, as f32.
+  auto bf16 = [&](OpBuilder &ib, Value w, Value half) {
+    Value lo = arith::ShLIOp::create(
+        ib, loc, w, arith::ConstantIntOp::create(ib, loc, i32, 16));
+    Value hi = arith::AndIOp::create(
+        ib, loc, w,
+        arith::ConstantIntOp::create(ib, loc, i32, int64_t(0xFFFF0000u)));
+    Value isHigh = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq,
+                                         half, cidx(ib, loc, 1));
+    return arith::BitcastOp::create(
+        ib, loc, f32, arith::SelectOp::create(ib, loc, isHigh, hi, lo));
+  };
+  auto loop = scf::ForOp::create(b, loc, c(0), c(16), c(1),
+                                 ValueRange(op.getOperandC()));
+  {
+    OpBuilder ib = OpBuilder::atBlockBegin(loop.getBody());
+    Value k = loop.getInductionVar();
+    auto ic = [&](int64_t v) { return cidx(ib, loc, v); };
+    Value pairLane = arith::DivUIOp::create(
+        ib, loc, arith::RemUIOp::create(ib, loc, k, ic(8)), ic(2));
+    Value half = arith::RemUIOp::create(ib, loc, k, ic(2));
+    Value upperK = arith::DivUIOp::create(ib, loc, k, ic(8));
+    SmallVector<Value> next;
+    for (int64_t e = 0; e < 4; ++e) {
+      // A[g + 8 (e / 2)][k]: lane 4 g + (k % 8) / 2, register e / 2 + 2 (k / 8).
+      Value aLane = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, group, ic(4)), pairLane);
+      Value aReg = arith::AddIOp::create(
+          ib, loc, ic(e / 2), arith::MulIOp::create(ib, loc, upperK, ic(2)));
+      // B[k][2q + e % 2]: lane 4 (2q + e % 2) + (k % 8) / 2, register 4 + k / 8.
+      Value col = arith::AddIOp::create(ib, loc, quad2, ic(e % 2));
+      Value bLane = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, col, ic(4)), pairLane);
+      Value bReg = arith::AddIOp::create(ib, loc, ic(4), upperK);
+      Value x = bf16(ib, word(ib, loc, slot, aLane, aReg), half);
+      Value y = bf16(ib, word(ib, loc, slot, bLane, bReg), half);
+      next.push_back(math::FmaOp::create(ib, loc, x, y,
+                                         loop.getRegionIterArgs()[e]));
+    }
+    scf::YieldOp::create(ib, loc, next);
+  }
+  Value result = LLVM::PoisonOp::create(b, loc, op.getRes().getType());
+  for (int64_t e = 0; e < 4; ++e)
+    result = LLVM::InsertValueOp::create(b, loc, result, loop.getResult(e),
+                                         ArrayRef<int64_t>{e});
+  op.getRes().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+/// shuffle xor over the whole warp: lane l receives lane l ^ offset's
+/// value.
+LogicalResult WarpOpEmulator::emulateShuffle(gpu::ShuffleOp op) {
+  APInt width;
+  if (op.getMode() != gpu::ShuffleMode::XOR ||
+      !matchPattern(op.getWidth(), m_ConstantInt(&width)) ||
+      width != NvvmTargetInfo::kWarpSize ||
+      !op.getValue().getType().isIntOrFloat() ||
+      op.getValue().getType().getIntOrFloatBitWidth() != 32)
+    return op.emitOpError("is emulated only as a 32-bit xor shuffle over "
+                          "the whole warp");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto i32 = b.getI32Type();
+  Value x = op.getValue();
+  if (!x.getType().isInteger(32))
+    x = arith::BitcastOp::create(b, loc, i32, x);
+  Value slot = publish(b, loc, {x});
+  Value offset =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), op.getOffset());
+  Value src = arith::XOrIOp::create(b, loc, lane, offset);
+  Value y = word(b, loc, slot, src, 0);
+  if (y.getType() != op.getValue().getType())
+    y = arith::BitcastOp::create(b, loc, op.getValue().getType(), y);
+  op.getShuffleResult().replaceAllUsesWith(y);
+  op.getValid().replaceAllUsesWith(
+      arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  op.erase();
+  return success();
+}
+
+LogicalResult WarpOpEmulator::run() {
+  SmallVector<Operation *> ops;
+  team.walk([&](Operation *op) {
+    if (isa<nvgpu::LdMatrixOp, NVVM::MmaOp, gpu::ShuffleOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return success();
+  Block &entry = team.getRegion().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = team.getLoc();
+  // After tid's definition, which the team's body starts with.
+  b.setInsertionPointAfterValue(tid);
+  lane = arith::RemUIOp::create(b, loc, tid,
+                                cidx(b, loc, NvvmTargetInfo::kWarpSize));
+  warpBase = arith::SubIOp::create(b, loc, tid, lane);
+  toggle = memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getIndexType()));
+  memref::StoreOp::create(b, loc, cidx(b, loc, 0), toggle);
+  for (Operation *op : ops) {
+    LogicalResult done =
+        TypeSwitch<Operation *, LogicalResult>(op)
+            .Case([&](nvgpu::LdMatrixOp x) { return emulateLdMatrix(x); })
+            .Case([&](NVVM::MmaOp x) { return emulateMma(x); })
+            .Case([&](gpu::ShuffleOp x) { return emulateShuffle(x); });
+    if (failed(done))
+      return failure();
+  }
+  return success();
+}
+
+/// True if `launch` has a warp-level op the WarpOpEmulator emulates.
+bool hasWarpOps(gpu::LaunchOp launch) {
+  return launch
+      .walk([](Operation *op) {
+        return isa<nvgpu::LdMatrixOp, NVVM::MmaOp, gpu::ShuffleOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// True if `launch` has an op whose threads must run at once: a barrier or
+/// a warp-level op.
+bool hasCollectiveOps(gpu::LaunchOp launch) {
+  return launch
+      .walk([](Operation *op) {
+        return isa<gpu::BarrierOp, gpu::SubgroupMmaLoadMatrixOp,
+                   gpu::SubgroupMmaComputeOp, gpu::SubgroupMmaStoreMatrixOp,
+                   gpu::SubgroupMmaConstantMatrixOp, nvgpu::LdMatrixOp,
+                   NVVM::MmaOp, gpu::ShuffleOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   ImplicitLocOpBuilder b(launch.getLoc(), launch);
   auto c = [&](int64_t v) -> Value {
@@ -277,17 +563,7 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   // to run at once: one parallel loop over every block and thread (OpenMP
   // work-sharing later), instead of a team per block.
   bool independent =
-      launch.getWorkgroupAttributions().empty() &&
-      !launch
-           .walk([](Operation *op) {
-             return isa<gpu::BarrierOp, gpu::SubgroupMmaLoadMatrixOp,
-                        gpu::SubgroupMmaComputeOp,
-                        gpu::SubgroupMmaStoreMatrixOp,
-                        gpu::SubgroupMmaConstantMatrixOp>(op)
-                        ? WalkResult::interrupt()
-                        : WalkResult::advance();
-           })
-           .wasInterrupted();
+      launch.getWorkgroupAttributions().empty() && !hasCollectiveOps(launch);
   if (independent) {
     auto all = scf::ParallelOp::create(
         b, ValueRange{c(0), c(0), c(0), c(0), c(0), c(0)},
@@ -306,6 +582,15 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
     launch.erase();
     return success();
   }
+  Value threads = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, block.x, block.y), block.z);
+  // The warp-level ops' exchange buffer: two slots of words per thread.
+  Value exchange;
+  if (hasWarpOps(launch))
+    exchange = memref::AllocaOp::create(
+        b, MemRefType::get({2, ShapedType::kDynamic, kExchangeWords},
+                           b.getI32Type()),
+        ValueRange{threads});
   auto loopZ = scf::ForOp::create(b, c(0), grid.z, c(1));
   b.setInsertionPointToStart(loopZ.getBody());
   auto loopY = scf::ForOp::create(b, c(0), grid.y, c(1));
@@ -315,8 +600,6 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   map.map(launch.getBlockIds().x, loopX.getInductionVar());
   map.map(launch.getBlockIds().y, loopY.getInductionVar());
   map.map(launch.getBlockIds().z, loopZ.getInductionVar());
-  Value threads = arith::MulIOp::create(
-      b, arith::MulIOp::create(b, block.x, block.y), block.z);
   Value threads32 = arith::IndexCastOp::create(b, b.getI32Type(), threads);
   auto team = omp::ParallelOp::create(
       b, ValueRange(), ValueRange(), Value(), threads32, ValueRange(), nullptr,
@@ -345,6 +628,8 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
     barrier.erase();
   }
   launch.erase();
+  if (exchange && failed(WarpOpEmulator(team, exchange, tid).run()))
+    return failure();
   return lowerMatrixOps(team, laneZero);
 }
 

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/nvvm/AttentionKernels.h"
 #include "passes/codegen/nvvm/Passes.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
 #include "passes/transforms/Passes.h"
@@ -22,11 +23,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
@@ -88,7 +93,6 @@ public:
 private:
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   IntegerAttr lead(int64_t n) { return b.getIndexAttr(n); }
-  Value readOnlyBuffer(Value tensor);
   /// dst[r, c] = src[batch, base + r, col0 + c] for r < rows (0 past
   /// `limit` rows), the block's threads striding over the elements.
   void stageRows(Value dst, Value src, Value base, int64_t rows, int64_t limit);
@@ -103,7 +107,6 @@ private:
   void stageCoarseQueries();
   SmallVector<Value> loadRowState();
   void loadQueryFragments();
-  Value countKeyTiles();
   // One key tile.
   scf::ForOp buildTileLoop(ValueRange init, Value numTiles);
   void stageKeyTiles();
@@ -117,7 +120,6 @@ private:
   void updateRowOverChunk(scf::ForOp chunkLoop);
   // Back on the host side.
   void storeRowResults(scf::ForOp tileLoop);
-  void replaceOp(gpu::LaunchOp launch);
 
   OnlineAttentionOp op;
   KernelShape s;
@@ -126,10 +128,10 @@ private:
   /// The fragment types of wmma m16n16k8 tf32: A, B and the accumulator.
   gpu::MMAMatrixType aType, bType, cType;
 
-  // The operands as buffers in global memory, the result buffers.
-  SmallVector<Value> queries, keys;
-  Value paddedQuery, value, lengths, accIn, maxIn, sumIn;
-  SmallVector<Value> outs;
+  // The operands as buffers in global memory, the result buffers; the
+  // level-0 queries padded to whole tiles (tensor cores).
+  nvvm::AttentionBuffers buf;
+  Value paddedQuery;
 
   // The block's shared arrays: each level's key tile, the value tile,
   // level >= 1's query tiles and coarse scores; with tensor cores the
@@ -170,18 +172,12 @@ LogicalResult Lowering::run() {
   computeRowIndices(launch);
   stageCoarseQueries();
   SmallVector<Value> init = loadRowState();
-  Value numTiles = countKeyTiles();
+  Value numTiles = nvvm::countKeyTiles(b, op, buf, i0, batch, s.tileQ,
+                                       s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeRowResults(tileLoop);
-  replaceOp(launch);
+  buf.replaceOp(b, op, launch);
   return success();
-}
-
-Value Lowering::readOnlyBuffer(Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*readOnly=*/true);
 }
 
 void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
@@ -207,12 +203,11 @@ void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
 /// The operands become read-only buffers and the results fresh ones, so
 /// that one-shot bufferization later sees through the kernel as on the CPU.
 void Lowering::bufferOperands() {
-  for (Value q : op.getQueries())
-    queries.push_back(readOnlyBuffer(q));
+  buf = nvvm::AttentionBuffers::create(b, op);
   // The tensor cores load whole 16-row fragments of the level-0 queries
   // from global memory: rows padded to whole tiles.
   int64_t paddedRows = s.queryTiles() * s.tileQ;
-  paddedQuery = queries[0];
+  paddedQuery = buf.queries[0];
   if (s.tensorCores && paddedRows != s.tq) {
     auto type = cast<RankedTensorType>(op.getQueries()[0].getType());
     auto padded =
@@ -220,19 +215,7 @@ void Lowering::bufferOperands() {
     Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
     Value pad = tensor::createPadHighOp(padded, op.getQueries()[0], zero,
                                         /*nofold=*/false, b.getLoc(), b);
-    paddedQuery = readOnlyBuffer(pad);
-  }
-  for (Value k : op.getKeys())
-    keys.push_back(readOnlyBuffer(k));
-  value = readOnlyBuffer(op.getValue());
-  lengths = op.getLengths() ? readOnlyBuffer(op.getLengths()) : Value();
-  accIn = readOnlyBuffer(op.getAcc());
-  maxIn = readOnlyBuffer(op.getMax());
-  sumIn = readOnlyBuffer(op.getSum());
-  for (Value init : {op.getAcc(), op.getMax(), op.getSum()}) {
-    auto type = cast<RankedTensorType>(init.getType());
-    outs.push_back(memref::AllocOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType())));
+    paddedQuery = nvvm::readOnlyBuffer(b, pad);
   }
 }
 
@@ -314,8 +297,8 @@ void Lowering::computeRowIndices(gpu::LaunchOp launch) {
 void Lowering::stageCoarseQueries() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(queries[l].getType()).getDimSize(1);
-    stageRows(queryTile[l], queries[l], arith::DivUIOp::create(b, i0, c(f)),
+    auto rows = cast<MemRefType>(buf.queries[l].getType()).getDimSize(1);
+    stageRows(queryTile[l], buf.queries[l], arith::DivUIOp::create(b, i0, c(f)),
               s.tileQ / f, rows);
   }
 }
@@ -326,21 +309,21 @@ void Lowering::stageCoarseQueries() {
 SmallVector<Value> Lowering::loadRowState() {
   SmallVector<Value> init;
   init.push_back(
-      memref::LoadOp::create(b, maxIn, ValueRange{batch, head, rowC}));
+      memref::LoadOp::create(b, buf.maxIn, ValueRange{batch, head, rowC}));
   init.push_back(
-      memref::LoadOp::create(b, sumIn, ValueRange{batch, head, rowC}));
+      memref::LoadOp::create(b, buf.sumIn, ValueRange{batch, head, rowC}));
   if (s.tensorCores)
     loadQueryFragments();
   for (int64_t k = 0; k < s.headDim; ++k) {
     Value col = arith::AddIOp::create(b, col0, c(k));
-    Value a = memref::LoadOp::create(b, accIn, ValueRange{batch, rowC, col});
+    Value a = memref::LoadOp::create(b, buf.accIn, ValueRange{batch, rowC, col});
     if (s.tensorCores) {
       memref::StoreOp::create(b, a, accTile, ValueRange{tid, c(k)});
       continue;
     }
     init.push_back(a);
     q0.push_back(
-        memref::LoadOp::create(b, queries[0], ValueRange{batch, rowC, col}));
+        memref::LoadOp::create(b, buf.queries[0], ValueRange{batch, rowC, col}));
   }
   return init;
 }
@@ -362,30 +345,6 @@ void Lowering::loadQueryFragments() {
                      arith::AddIOp::create(b, col0, c(Target::kMmaK * kk))},
           lead(modelDim), nullptr));
   }
-}
-
-/// Key tiles to visit: none above the block's last row (causal), none past
-/// the batch row's key length; skipped tiles would only add -inf scores.
-Value Lowering::countKeyTiles() {
-  Value numTiles = c(s.keyTiles());
-  if (op.getCausal()) {
-    Value last = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, i0, c(s.tileQ - 1)), c(s.tq - 1));
-    numTiles = arith::MinUIOp::create(
-        b, numTiles,
-        arith::AddIOp::create(b, arith::DivUIOp::create(b, last, c(s.tileK)),
-                              c(1)));
-  }
-  if (lengths) {
-    Value raw = memref::LoadOp::create(b, lengths, ValueRange{batch});
-    Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
-    len = arith::MaxSIOp::create(b, len, c(0));
-    keyLength = arith::MinSIOp::create(b, len, c(s.tk));
-    Value tiles = arith::DivUIOp::create(
-        b, arith::AddIOp::create(b, keyLength, c(s.tileK - 1)), c(s.tileK));
-    numTiles = arith::MinUIOp::create(b, numTiles, tiles);
-  }
-  return numTiles;
 }
 
 /// The loop over key tiles, the row's state carried: stage the tile, build
@@ -414,11 +373,11 @@ scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
 void Lowering::stageKeyTiles() {
   for (int64_t l = 0; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(keys[l].getType()).getDimSize(1);
-    stageRows(keyTile[l], keys[l], arith::DivUIOp::create(b, j0, c(f)),
+    auto rows = cast<MemRefType>(buf.keys[l].getType()).getDimSize(1);
+    stageRows(keyTile[l], buf.keys[l], arith::DivUIOp::create(b, j0, c(f)),
               s.tileK / f, rows);
   }
-  stageRows(valueTile, value, j0, s.tileK, s.tk);
+  stageRows(valueTile, buf.value, j0, s.tileK, s.tk);
 }
 
 /// Each level >= 1's coarse score block, once per tile pair and shared by
@@ -623,29 +582,17 @@ void Lowering::storeRowResults(scf::ForOp tileLoop) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&store.getThenRegion().front());
   ValueRange state = tileLoop.getResults();
-  memref::StoreOp::create(b, state[0], outs[1], ValueRange{batch, head, row});
-  memref::StoreOp::create(b, state[1], outs[2], ValueRange{batch, head, row});
+  memref::StoreOp::create(b, state[0], buf.outs[1], ValueRange{batch, head, row});
+  memref::StoreOp::create(b, state[1], buf.outs[2], ValueRange{batch, head, row});
   for (int64_t k = 0; k < s.headDim; ++k) {
     Value o = s.tensorCores
                   ? memref::LoadOp::create(b, accTile, ValueRange{tid, c(k)})
                         .getResult()
                   : state[2 + k];
     memref::StoreOp::create(
-        b, o, outs[0],
+        b, o, buf.outs[0],
         ValueRange{batch, row, arith::AddIOp::create(b, col0, c(k))});
   }
-}
-
-/// The op's results become tensors of the result buffers, which one-shot
-/// bufferization then folds away.
-void Lowering::replaceOp(gpu::LaunchOp launch) {
-  b.setInsertionPointAfter(launch);
-  SmallVector<Value> results;
-  for (auto [out, result] : llvm::zip(outs, op.getResults()))
-    results.push_back(bufferization::ToTensorOp::create(
-        b, result.getType(), out, /*restrict=*/true, /*writable=*/true));
-  op.replaceAllUsesWith(results);
-  op.erase();
 }
 
 /// Checks what the kernel supports and picks its tiles.
@@ -734,9 +681,10 @@ struct HktNvvmLowerOnlineAttentionPass
       getOperation()->emitError("tile-q and tile-k must be >= 1");
       return signalPassFailure();
     }
-    if (precision != "f32" && precision != "tf32") {
+    if (precision != "f32" && precision != "tf32" && precision != "bf16") {
       getOperation()->emitError("unknown precision '")
-          << precision << "' (f32, or tf32 for the tensor cores)";
+          << precision
+          << "' (f32; tf32 or bf16 for the tensor cores)";
       return signalPassFailure();
     }
     // hkt.fused_attention -> hkt.online_attention and its normalisation.
@@ -747,6 +695,11 @@ struct HktNvvmLowerOnlineAttentionPass
     SmallVector<OnlineAttentionOp> ops;
     getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
     for (OnlineAttentionOp op : ops) {
+      if (precision == "bf16") {
+        if (failed(nvvm::lowerToFlashAttentionForward(op, tileK)))
+          return signalPassFailure();
+        continue;
+      }
       FailureOr<KernelShape> shape =
           kernelShape(op, tileQ, tileK, precision == "tf32");
       if (failed(shape) || failed(Lowering(op, *shape).run()))

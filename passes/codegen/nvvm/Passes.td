@@ -65,15 +65,50 @@ def HktNvvmLowerOnlineAttentionPass : Pass<"hkt-nvvm-lower-online-attention"> {
            /*default=*/"::mlir::hkt::kDefaultGpuTileK",
            "Keys per shared-memory tile (halved until the tiles fit)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
-           "f32 (SIMT) or tf32 (tensor cores for Q0 K0^T and P V)">,
+           "f32 (SIMT), tf32 (wmma for Q0 K0^T and P V) or bf16 (the "
+           "FlashAttention-2 kernel attention_fwd on mma.sync)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def HktNvvmLowerBf16MmaPass : Pass<"hkt-nvvm-lower-bf16-mma"> {
+  let summary = "nvgpu.mma.sync on bf16 -> nvvm.mma.sync (upstream's conversion has no bf16)";
+  let description = [{
+    The bf16 attention kernels multiply with `nvgpu.mma.sync` m16n8k16
+    (bf16 A and B, f32 accumulators): a pure op on vectors, which
+    bufferization and buffer deallocation see through. Upstream's
+    `convert-nvgpu-to-nvvm` fails on it ("failed to deduce operand PTX
+    types", ../shared/gpu/PROBES.md), so this pass, run after
+    bufferization on the NVVM and the emulation paths alike, repacks the
+    operands into the i32 registers of `nvvm.mma.sync` (each row of the
+    vector<N x 2 x bf16> operand one register, low half the lower column)
+    and the result struct into the accumulator vector.
+
+    ```mlir
+    %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 16]}
+        : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    // becomes
+    %r = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%c0, %c1, %c2, %c3]
+        {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+         multiplicandAPtxType = #nvvm.mma_type<bf16>,
+         multiplicandBPtxType = #nvvm.mma_type<bf16>,
+         shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+        : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
@@ -134,10 +169,12 @@ def HktNvvmEmulateOnCpuPass : Pass<"hkt-nvvm-emulate-on-cpu", "::mlir::ModuleOp"
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::omp::OpenMPDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def HktNvvmAlignWorkgroupMemoryPass : Pass<"hkt-nvvm-align-workgroup-memory"> {

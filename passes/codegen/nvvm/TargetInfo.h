@@ -38,6 +38,18 @@ struct NvvmTargetInfo {
   static constexpr int64_t kMmaN = 16;
   static constexpr int64_t kMmaK = 8;
 
+  /// The bf16 tensor-core shape of mma.sync, m16n8k16 (bf16 operands, f32
+  /// accumulators): A fragments 16 x 16 in four 32-bit registers a lane,
+  /// B fragments 16 x 8 in two, accumulators 16 x 8 in four f32 (PTX ISA,
+  /// "Matrix Fragments for mma.m16n8k16 with floating point type").
+  static constexpr int64_t kBf16MmaM = 16;
+  static constexpr int64_t kBf16MmaN = 8;
+  static constexpr int64_t kBf16MmaK = 16;
+
+  /// ldmatrix moves 8 x 8 matrices of 16-bit elements, one 16-byte row
+  /// address from each of 8 lanes per matrix (PTX ISA, ldmatrix).
+  static constexpr int64_t kLdMatrixRows = 8;
+
   /// Bytes to which wmma.load / wmma.store fragment addresses must be
   /// aligned: 256 bits (PTX ISA, wmma.load and wmma.store).
   static constexpr int64_t kMmaFragmentAlignment = 32;

@@ -1,6 +1,6 @@
 // RUN: hkt-opt %s --hkt-nvvm-lower-online-attention="precision=tf32" | FileCheck %s
-// RUN: not hkt-opt %s --hkt-nvvm-lower-online-attention="precision=bf16" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: unknown precision 'bf16' (f32, or tf32 for the tensor cores)
+// RUN: not hkt-opt %s --hkt-nvvm-lower-online-attention="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: unknown precision 'fp8' (f32; tf32 or bf16 for the tensor cores)
 
 // The tensor-core kernel (tf32 operands, f32 accumulation): two levels,
 // causal, B = 1, T = 40, D = 32, H = 2 (head width 16). The level-0

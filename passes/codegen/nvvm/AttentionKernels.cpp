@@ -1,0 +1,83 @@
+//===- AttentionKernels.cpp - what the NVVM attention kernels share -------===//
+
+#include "passes/codegen/nvvm/AttentionKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+
+Value nvvm::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*readOnly=*/true);
+}
+
+nvvm::AttentionBuffers nvvm::AttentionBuffers::create(ImplicitLocOpBuilder &b,
+                                                      OnlineAttentionOp op) {
+  AttentionBuffers buf;
+  for (Value q : op.getQueries())
+    buf.queries.push_back(readOnlyBuffer(b, q));
+  for (Value k : op.getKeys())
+    buf.keys.push_back(readOnlyBuffer(b, k));
+  buf.value = readOnlyBuffer(b, op.getValue());
+  buf.lengths = op.getLengths() ? readOnlyBuffer(b, op.getLengths()) : Value();
+  buf.accIn = readOnlyBuffer(b, op.getAcc());
+  buf.maxIn = readOnlyBuffer(b, op.getMax());
+  buf.sumIn = readOnlyBuffer(b, op.getSum());
+  for (Value init : {op.getAcc(), op.getMax(), op.getSum()}) {
+    auto type = cast<RankedTensorType>(init.getType());
+    buf.outs.push_back(memref::AllocOp::create(
+        b, MemRefType::get(type.getShape(), type.getElementType())));
+  }
+  return buf;
+}
+
+/// The results are tensors of the result buffers, which one-shot
+/// bufferization then folds away.
+void nvvm::AttentionBuffers::replaceOp(ImplicitLocOpBuilder &b,
+                                       OnlineAttentionOp op,
+                                       Operation *launch) const {
+  b.setInsertionPointAfter(launch);
+  SmallVector<Value> results;
+  for (auto [out, result] : llvm::zip(outs, op.getResults()))
+    results.push_back(bufferization::ToTensorOp::create(
+        b, result.getType(), out, /*restrict=*/true, /*writable=*/true));
+  op.replaceAllUsesWith(results);
+  op.erase();
+}
+
+/// Skipped tiles would only add -inf scores.
+Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
+                          const AttentionBuffers &buffers, Value i0,
+                          Value batch, int64_t tileQ, int64_t tileK,
+                          Value &keyLength) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  int64_t tq = cast<RankedTensorType>(op.getAcc().getType()).getDimSize(1);
+  int64_t tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
+  Value numTiles = c((tk + tileK - 1) / tileK);
+  if (op.getCausal()) {
+    Value last = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, i0, c(tileQ - 1)), c(tq - 1));
+    numTiles = arith::MinUIOp::create(
+        b, numTiles,
+        arith::AddIOp::create(b, arith::DivUIOp::create(b, last, c(tileK)),
+                              c(1)));
+  }
+  keyLength = Value();
+  if (buffers.lengths) {
+    Value raw = memref::LoadOp::create(b, buffers.lengths, ValueRange{batch});
+    Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
+    len = arith::MaxSIOp::create(b, len, c(0));
+    keyLength = arith::MinSIOp::create(b, len, c(tk));
+    Value tiles = arith::DivUIOp::create(
+        b, arith::AddIOp::create(b, keyLength, c(tileK - 1)), c(tileK));
+    numTiles = arith::MinUIOp::create(b, numTiles, tiles);
+  }
+  return numTiles;
+}

@@ -1,0 +1,51 @@
+//===- AttentionKernels.h - the NVVM path's attention kernels ---*- C++ -*-===//
+//
+// What the attention kernels of hkt-nvvm-lower-online-attention share: the
+// op's operands as buffers in global memory and its results as fresh ones
+// (so one-shot bufferization sees through the kernel as on the CPU), the
+// number of key tiles a block visits, and the entry points of the kernels
+// that live in their own files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_PASSES_CODEGEN_NVVM_ATTENTIONKERNELS_H
+#define HKT_PASSES_CODEGEN_NVVM_ATTENTIONKERNELS_H
+
+#include "dialect/HKTOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::hkt::nvvm {
+
+/// The operands of one hkt.online_attention as read-only buffers, and the
+/// buffers its kernel writes (acc, max, sum).
+struct AttentionBuffers {
+  SmallVector<Value> queries, keys;
+  Value value, lengths, accIn, maxIn, sumIn;
+  SmallVector<Value> outs;
+
+  static AttentionBuffers create(ImplicitLocOpBuilder &b, OnlineAttentionOp op);
+  /// `op`'s results become tensors of `outs`, inserted after `launch`.
+  void replaceOp(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
+                 Operation *launch) const;
+};
+
+/// bufferization.to_buffer of `tensor`, read-only.
+Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+
+/// Key tiles a block whose first query row is `i0` visits: none above its
+/// last row (causal), none past the batch row's key length, whose clamped
+/// value is returned in `keyLength` (null without lengths).
+Value countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
+                    const AttentionBuffers &buffers, Value i0, Value batch,
+                    int64_t tileQ, int64_t tileK, Value &keyLength);
+
+/// The bf16 tensor-core forward (FlashAttention-2 manner, nvvm.mma.sync
+/// m16n8k16 fed by nvgpu.ldmatrix): one kernel `attention_fwd` per op, or
+/// an error on `op` saying what it does not support. Defined in
+/// FlashAttentionForward.cpp.
+LogicalResult lowerToFlashAttentionForward(OnlineAttentionOp op,
+                                           int64_t tileK);
+
+} // namespace mlir::hkt::nvvm
+
+#endif // HKT_PASSES_CODEGEN_NVVM_ATTENTIONKERNELS_H

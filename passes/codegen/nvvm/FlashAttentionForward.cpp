@@ -1,0 +1,593 @@
+//===- FlashAttentionForward.cpp - bf16 tensor-core attention forward -----===//
+//
+// hkt.online_attention -> the kernel `attention_fwd`, in the manner of
+// FlashAttention-2 (docs/gpu.md): a block of four warps per (64-row query
+// tile, head, batch row), each warp owning 16 query rows. Q, K and V of
+// every level are rounded to bf16 as they are staged in shared memory; the
+// level-0 query fragments are loaded once with ldmatrix and stay in
+// registers. Per key tile: S = Q0 K0^T on mma.sync m16n8k16 (bf16 -> f32),
+// each level >= 1's coarse score block computed once per tile pair into
+// shared memory and added to the fragment elements it covers (SPEC 4), the
+// masks, the online softmax on the accumulator fragments (row max by warp
+// shuffles; each lane keeps a partial row sum, reduced once at the end),
+// P re-packed to bf16 A fragments in registers, and O += P V with V's
+// fragments from ldmatrix.trans. Key tiles above the block's diagonal
+// (causal) or past the key length are not visited.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/codegen/nvvm/AttentionKernels.h"
+#include "passes/codegen/nvvm/TargetInfo.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::hkt;
+using namespace mlir::hkt::nvvm;
+
+namespace {
+
+using Target = NvvmTargetInfo;
+
+/// Warps per block; each owns 16 query rows (one mma row block).
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = kWarps * Target::kWarpSize;
+constexpr int64_t kTileQ = kWarps * Target::kBf16MmaM;
+/// bf16 elements of padding after each row of an ldmatrix source: 16 bytes
+/// keep the rows' addresses aligned and move consecutive rows to other
+/// banks (rows of 128 or 256 bytes would all start in bank 0).
+constexpr int64_t kLdMatrixPad = 8;
+/// bf16 elements of padding after each row of the coarse queries and keys,
+/// one 32-bit word: the coarse-score loop reads one row per thread.
+constexpr int64_t kCoarsePad = 2;
+constexpr int64_t kBf16Bytes = 2;
+
+struct Shape {
+  int64_t batch, heads, headDim, tq, tk, tileK;
+  SmallVector<int64_t> factors;
+
+  int64_t levels() const { return factors.size(); }
+  int64_t queryTiles() const { return (tq + kTileQ - 1) / kTileQ; }
+  /// Coarse rows a tile of `rows` fine rows starting anywhere can touch.
+  static int64_t coarseRows(int64_t rows, int64_t f) {
+    return (rows + f - 1) / f + 1;
+  }
+  int64_t sharedBytes() const {
+    int64_t bytes = (kTileQ + 2 * tileK) * (headDim + kLdMatrixPad) * kBf16Bytes;
+    for (int64_t l = 1; l < levels(); ++l) {
+      int64_t rq = coarseRows(kTileQ, factors[l]);
+      int64_t rk = coarseRows(tileK, factors[l]);
+      bytes += (rq + rk) * (headDim + kCoarsePad) * kBf16Bytes +
+               rq * (rk + 1) * 4;
+    }
+    // Each array may be padded to hkt-nvvm-align-workgroup-memory's
+    // alignment.
+    int64_t arrays = 3 + 3 * (levels() - 1);
+    return bytes + Target::kMmaFragmentAlignment * arrays;
+  }
+};
+
+/// The four accumulator registers of one 16 x 8 fragment.
+using Fragment = SmallVector<Value, 4>;
+
+class Lowering {
+public:
+  Lowering(OnlineAttentionOp op, const Shape &shape)
+      : op(op), s(shape), b(op.getLoc(), op), f32(b.getF32Type()),
+        bf16(b.getBF16Type()) {}
+  void run();
+
+private:
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value cf(float v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value idx(Value a, int64_t mul, int64_t add) {
+    return arith::AddIOp::create(b, arith::MulIOp::create(b, a, c(mul)),
+                                 c(add));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return add(x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, c(y)); }
+
+  // Host side.
+  gpu::LaunchOp createLaunch();
+  // The kernel, once per block.
+  void allocateSharedArrays();
+  void computeLaneIndices(gpu::LaunchOp launch);
+  void stage(Value dst, Value src, Value base, int64_t rows, int64_t limit);
+  void loadQueryFragments();
+  SmallVector<Value> loadRowState();
+  scf::ForOp buildTileLoop(ValueRange init, Value numTiles);
+  void stageKeyTiles();
+  void computeCoarseScores();
+  SmallVector<Fragment> computeScores();
+  void addCoarseScoresAndMasks(SmallVector<Fragment> &scores);
+  Value rowReduce(Value x, bool max);
+  SmallVector<Value> onlineSoftmax(ValueRange state,
+                                   SmallVector<Fragment> &scores);
+  SmallVector<Value> accumulatePV(ArrayRef<Value> pA, ValueRange acc);
+  void storeResults(scf::ForOp tileLoop);
+
+  // Warp-level pieces.
+  Value ldmatrix(Value tile, Value row, Value col, int64_t num,
+                 bool transpose);
+  Fragment mma(Value a, Value bFrag, ArrayRef<Value> acc);
+  Value packA(const Fragment &lo, const Fragment &hi);
+
+  OnlineAttentionOp op;
+  Shape s;
+  ImplicitLocOpBuilder b;
+  Type f32, bf16;
+  AttentionBuffers buf;
+
+  // Shared arrays: the level-0 query tile, the key and value tiles, each
+  // level >= 1's coarse query and key tiles and coarse scores.
+  Value queryTile, keyTile, valueTile;
+  SmallVector<Value> coarseQueries, coarseKeys, coarseScores;
+
+  Value tid, lane, group, quad, batch, head, col0, i0, warpRow0;
+  /// The lane's two rows (group and group + 8 of its warp's 16), those
+  /// clamped to the sequence, and whether they are inside it.
+  Value rows[2], rowsC[2], inside[2];
+  /// First coarse row of each level's query tile.
+  SmallVector<Value> coarseQueryBase;
+  /// The warp's level-0 query fragments, one per 16 columns.
+  SmallVector<Value> queryFragments;
+  Value keyLength, j0, negInf;
+  SmallVector<Value> coarseKeyBase;
+};
+
+void Lowering::run() {
+  buf = AttentionBuffers::create(b, op);
+  gpu::LaunchOp launch = createLaunch();
+  allocateSharedArrays();
+  computeLaneIndices(launch);
+  stage(queryTile, buf.queries[0], i0, kTileQ, s.tq);
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t f = s.factors[l];
+    auto rows = cast<MemRefType>(buf.queries[l].getType()).getDimSize(1);
+    stage(coarseQueries[l], buf.queries[l], coarseQueryBase[l],
+          Shape::coarseRows(kTileQ, f), rows);
+  }
+  gpu::BarrierOp::create(b);
+  loadQueryFragments();
+  SmallVector<Value> init = loadRowState();
+  Value numTiles =
+      countKeyTiles(b, op, buf, i0, batch, kTileQ, s.tileK, keyLength);
+  scf::ForOp tileLoop = buildTileLoop(init, numTiles);
+  storeResults(tileLoop);
+  buf.replaceOp(b, op, launch);
+}
+
+/// Grid (query tiles, heads, batch), four warps a block; the builder is
+/// left inside the body.
+gpu::LaunchOp Lowering::createLaunch() {
+  auto launch = gpu::LaunchOp::create(b, c(s.queryTiles()), c(s.heads),
+                                      c(s.batch), c(kThreads), c(1), c(1));
+  // Profilers and --kernel-report name the kernel for what it does.
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(),
+                                                "attention_fwd"));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
+  b.setInsertionPoint(terminator);
+  return launch;
+}
+
+/// Workgroup allocas (hkt-nvvm-host-staging makes them attributions).
+void Lowering::allocateSharedArrays() {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  auto shared = [&](int64_t rows, int64_t cols, Type type) -> Value {
+    return memref::AllocaOp::create(
+        b, MemRefType::get({rows, cols}, type, MemRefLayoutAttrInterface(),
+                           workgroup));
+  };
+  int64_t d = s.headDim;
+  queryTile = shared(kTileQ, d + kLdMatrixPad, bf16);
+  keyTile = shared(s.tileK, d + kLdMatrixPad, bf16);
+  valueTile = shared(s.tileK, d + kLdMatrixPad, bf16);
+  coarseQueries.resize(s.levels());
+  coarseKeys.resize(s.levels());
+  coarseScores.resize(s.levels());
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t rq = Shape::coarseRows(kTileQ, s.factors[l]);
+    int64_t rk = Shape::coarseRows(s.tileK, s.factors[l]);
+    coarseQueries[l] = shared(rq, d + kCoarsePad, bf16);
+    coarseKeys[l] = shared(rk, d + kCoarsePad, bf16);
+    coarseScores[l] = shared(rq, rk + 1, f32);
+  }
+}
+
+/// The lane's place in the mma fragments: group = lane / 4 picks the row
+/// (and row + 8), quad = lane % 4 the column pair.
+void Lowering::computeLaneIndices(gpu::LaunchOp launch) {
+  tid = launch.getThreadIds().x;
+  lane = rem(tid, Target::kWarpSize);
+  group = div(lane, 4);
+  quad = rem(lane, 4);
+  head = launch.getBlockIds().y;
+  batch = launch.getBlockIds().z;
+  col0 = arith::MulIOp::create(b, head, c(s.headDim));
+  i0 = arith::MulIOp::create(b, launch.getBlockIds().x, c(kTileQ));
+  warpRow0 = idx(div(tid, Target::kWarpSize), Target::kBf16MmaM, 0);
+  for (int h = 0; h < 2; ++h) {
+    rows[h] = add(add(i0, warpRow0), add(group, 8 * h));
+    inside[h] =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[h], c(s.tq));
+    rowsC[h] = arith::MinUIOp::create(b, rows[h], c(s.tq - 1));
+  }
+  coarseQueryBase.resize(s.levels());
+  for (int64_t l = 1; l < s.levels(); ++l)
+    coarseQueryBase[l] = div(i0, s.factors[l]);
+  negInf = cf(-std::numeric_limits<float>::infinity());
+}
+
+/// dst[r, k] = bf16(src[batch, base + r, col0 + k]) for r < rows, zero past
+/// `limit` rows (V must be finite where P is 0), the block's threads
+/// striding over the elements, neighbours on neighbouring columns.
+void Lowering::stage(Value dst, Value src, Value base, int64_t rows,
+                     int64_t limit) {
+  int64_t d = s.headDim;
+  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(kThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value e = loop.getInductionVar();
+  Value r = div(e, d), k = rem(e, d);
+  Value row = add(base, r);
+  Value isInside =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(limit));
+  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+  Value x = memref::LoadOp::create(b, src,
+                                   ValueRange{batch, clamped, add(col0, k)});
+  x = arith::SelectOp::create(b, isInside, x, cf(0.0f));
+  memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
+                          ValueRange{r, k});
+}
+
+/// `num` 8 x 8 matrices of `tile`, as an mma operand (vector<num x 2 x
+/// bf16>): lane i gives the address of row i % 8 of matrix i / 8.
+Value Lowering::ldmatrix(Value tile, Value row, Value col, int64_t num,
+                         bool transpose) {
+  auto type = VectorType::get({num, 2}, bf16);
+  return nvgpu::LdMatrixOp::create(b, type, tile, ValueRange{row, col},
+                                   transpose, num);
+}
+
+/// D = A B + C on one m16n8k16 fragment, bf16 operands, f32 accumulators
+/// (as vector<2x2xf32>: rows g and g + 8, columns 2q and 2q + 1).
+/// hkt-nvvm-lower-bf16-mma makes it nvvm.mma.sync.
+Fragment Lowering::mma(Value a, Value bFrag, ArrayRef<Value> acc) {
+  auto accType = VectorType::get({2, 2}, f32);
+  Value c = vector::FromElementsOp::create(b, accType, acc);
+  Value d = nvgpu::MmaSyncOp::create(
+      b, a, bFrag, c,
+      b.getI64ArrayAttr({Target::kBf16MmaM, Target::kBf16MmaN,
+                         Target::kBf16MmaK}));
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(
+        vector::ExtractOp::create(b, d, ArrayRef<int64_t>{i / 2, i % 2}));
+  return out;
+}
+
+/// P's 16 x 16 block of fragments `lo` (keys 0-7) and `hi` (keys 8-15) as
+/// a bf16 A fragment: a0 = (g, lo), a1 = (g + 8, lo), a2 = (g, hi),
+/// a3 = (g + 8, hi), each a pair of neighbouring keys.
+Value Lowering::packA(const Fragment &lo, const Fragment &hi) {
+  SmallVector<Value> elements(lo.begin(), lo.end());
+  elements.append(hi.begin(), hi.end());
+  Value p = vector::FromElementsOp::create(b, VectorType::get({4, 2}, f32),
+                                           elements);
+  return arith::TruncFOp::create(b, VectorType::get({4, 2}, bf16), p);
+}
+
+/// The warp's 16 x d level-0 queries as A fragments (x4: rows 0-7 and
+/// 8-15 of columns k..k+7, then of k+8..k+15), once for every key tile.
+void Lowering::loadQueryFragments() {
+  Value row = add(warpRow0, rem(lane, 16));
+  Value half = idx(div(lane, 16), 8, 0);
+  for (int64_t k = 0; k < s.headDim; k += Target::kBf16MmaK)
+    queryFragments.push_back(
+        ldmatrix(queryTile, row, add(half, k), 4, /*transpose=*/false));
+}
+
+/// The running max and (partial) sum of the lane's two rows and its
+/// accumulator fragments, from the op's initial state.
+SmallVector<Value> Lowering::loadRowState() {
+  SmallVector<Value> init;
+  Value firstOfQuad =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, c(0));
+  for (int h = 0; h < 2; ++h)
+    init.push_back(memref::LoadOp::create(b, buf.maxIn,
+                                          ValueRange{batch, head, rowsC[h]}));
+  // Each lane of a quad keeps a partial sum: the initial one goes to the
+  // first.
+  for (int h = 0; h < 2; ++h) {
+    Value sum = memref::LoadOp::create(b, buf.sumIn,
+                                       ValueRange{batch, head, rowsC[h]});
+    init.push_back(arith::SelectOp::create(b, firstOfQuad, sum, cf(0.0f)));
+  }
+  for (int64_t n = 0; n < s.headDim; n += Target::kBf16MmaN)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value col = add(add(col0, n + e % 2), arith::MulIOp::create(b, quad, c(2)));
+      init.push_back(memref::LoadOp::create(
+          b, buf.accIn, ValueRange{batch, rowsC[e / 2], col}));
+    }
+  return init;
+}
+
+scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
+  auto tileLoop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tileLoop.getBody());
+  j0 = arith::MulIOp::create(b, tileLoop.getInductionVar(), c(s.tileK));
+  stageKeyTiles();
+  gpu::BarrierOp::create(b);
+  if (s.levels() > 1) {
+    computeCoarseScores();
+    gpu::BarrierOp::create(b);
+  }
+  SmallVector<Fragment> scores = computeScores();
+  addCoarseScoresAndMasks(scores);
+  SmallVector<Value> next = onlineSoftmax(tileLoop.getRegionIterArgs(), scores);
+  // The next tile overwrites the shared arrays.
+  gpu::BarrierOp::create(b);
+  scf::YieldOp::create(b, next);
+  return tileLoop;
+}
+
+void Lowering::stageKeyTiles() {
+  stage(keyTile, buf.keys[0], j0, s.tileK, s.tk);
+  stage(valueTile, buf.value, j0, s.tileK, s.tk);
+  coarseKeyBase.assign(s.levels(), Value());
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t f = s.factors[l];
+    auto rows = cast<MemRefType>(buf.keys[l].getType()).getDimSize(1);
+    coarseKeyBase[l] = div(j0, f);
+    stage(coarseKeys[l], buf.keys[l], coarseKeyBase[l],
+          Shape::coarseRows(s.tileK, f), rows);
+  }
+}
+
+/// Each level >= 1's coarse score block, once per tile pair, by the block's
+/// threads together (f32 sums of bf16 products).
+void Lowering::computeCoarseScores() {
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t f = s.factors[l];
+    int64_t rq = Shape::coarseRows(kTileQ, f);
+    int64_t rk = Shape::coarseRows(s.tileK, f);
+    auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(kThreads));
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value I = div(e, rk), J = rem(e, rk);
+    Value acc = cf(0.0f);
+    for (int64_t k = 0; k < s.headDim; ++k) {
+      Value x = memref::LoadOp::create(b, coarseQueries[l], ValueRange{I, c(k)});
+      Value y = memref::LoadOp::create(b, coarseKeys[l], ValueRange{J, c(k)});
+      acc = math::FmaOp::create(b, arith::ExtFOp::create(b, f32, x),
+                                arith::ExtFOp::create(b, f32, y), acc);
+    }
+    memref::StoreOp::create(b, acc, coarseScores[l], ValueRange{I, J});
+  }
+}
+
+/// S0 = Q0 K0^T for the warp's 16 rows and the tile's keys, one fragment
+/// per 8 keys. K's rows are B's columns: ldmatrix without transposition
+/// gives the col-major B fragment.
+SmallVector<Fragment> Lowering::computeScores() {
+  SmallVector<Fragment> scores;
+  Value keyRow = rem(lane, 8);
+  Value half = idx(rem(div(lane, 8), 2), 8, 0);
+  for (int64_t n = 0; n < s.tileK; n += Target::kBf16MmaN) {
+    Fragment acc(4, cf(0.0f));
+    for (int64_t kk = 0; kk < s.headDim / Target::kBf16MmaK; ++kk) {
+      Value keysB =
+          ldmatrix(keyTile, add(keyRow, n), add(half, kk * Target::kBf16MmaK),
+                   2, /*transpose=*/false);
+      acc = mma(queryFragments[kk], keysB, acc);
+    }
+    scores.push_back(acc);
+  }
+  return scores;
+}
+
+/// Element e of fragment n is row rows[e / 2], key j0 + n * 8 + 2 quad +
+/// e % 2: add each level's coarse score of that pair, or -inf if the key
+/// is masked (causal, past the end, past the key length).
+void Lowering::addCoarseScoresAndMasks(SmallVector<Fragment> &scores) {
+  Value quad2 = arith::MulIOp::create(b, quad, c(2));
+  for (auto [n, frag] : llvm::enumerate(scores))
+    for (int64_t e = 0; e < 4; ++e) {
+      Value jj = add(quad2, int64_t(n) * Target::kBf16MmaN + e % 2);
+      Value j = add(j0, jj);
+      Value score = frag[e];
+      for (int64_t l = 1; l < s.levels(); ++l) {
+        int64_t f = s.factors[l];
+        Value I = arith::SubIOp::create(b, div(rows[e / 2], f),
+                                        coarseQueryBase[l]);
+        Value J = arith::SubIOp::create(b, div(j, f), coarseKeyBase[l]);
+        score = arith::AddFOp::create(
+            b, score,
+            memref::LoadOp::create(b, coarseScores[l], ValueRange{I, J}));
+      }
+      Value live =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(s.tk));
+      if (op.getCausal())
+        live = arith::AndIOp::create(
+            b, live,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j,
+                                  rowsC[e / 2]));
+      if (keyLength)
+        live = arith::AndIOp::create(
+            b, live,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, keyLength));
+      frag[e] = arith::SelectOp::create(b, live, score, negInf);
+    }
+}
+
+/// Max (or sum) over the four lanes of a quad, which share a row.
+Value Lowering::rowReduce(Value x, bool max) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, x, offset, Target::kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = max ? arith::MaximumFOp::create(b, x, other).getResult()
+            : arith::AddFOp::create(b, x, other).getResult();
+  }
+  return x;
+}
+
+/// The online-softmax update of the lane's two rows over the tile, then
+/// O = alpha O + P V; returns the loop's next state.
+SmallVector<Value> Lowering::onlineSoftmax(ValueRange state,
+                                           SmallVector<Fragment> &scores) {
+  Value alpha[2], mNew[2], sum[2];
+  for (int h = 0; h < 2; ++h) {
+    Value tileMax = negInf;
+    for (Fragment &frag : scores)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
+        tileMax = arith::MaximumFOp::create(b, tileMax, frag[e]);
+    mNew[h] = arith::MaximumFOp::create(b, state[h], rowReduce(tileMax, true));
+    // A row with no live key yet keeps max -inf: subtract 0 instead, so
+    // that exp(-inf - -inf) does not make a NaN.
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew[h],
+                                       negInf);
+    Value shift = arith::SelectOp::create(b, none, cf(0.0f), mNew[h]);
+    alpha[h] = math::ExpOp::create(b, arith::SubFOp::create(b, state[h], shift));
+    sum[h] = arith::MulFOp::create(b, state[2 + h], alpha[h]);
+    for (Fragment &frag : scores)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+        frag[e] =
+            math::ExpOp::create(b, arith::SubFOp::create(b, frag[e], shift));
+        sum[h] = arith::AddFOp::create(b, sum[h], frag[e]);
+      }
+  }
+  // P as A fragments, in registers: keys 16k..16k+15 are score fragments
+  // 2k and 2k + 1.
+  SmallVector<Value> pA;
+  for (size_t n = 0; n < scores.size(); n += 2)
+    pA.push_back(packA(scores[n], scores[n + 1]));
+  SmallVector<Value> acc;
+  for (auto [i, o] : llvm::enumerate(state.drop_front(4)))
+    acc.push_back(arith::MulFOp::create(b, o, alpha[(i % 4) / 2]));
+  SmallVector<Value> next{mNew[0], mNew[1], sum[0], sum[1]};
+  llvm::append_range(next, accumulatePV(pA, acc));
+  return next;
+}
+
+/// O += P V, one 16 x 8 accumulator fragment per 8 columns of the head;
+/// V's rows are B's rows (k): ldmatrix.trans gives the col-major fragment.
+SmallVector<Value> Lowering::accumulatePV(ArrayRef<Value> pA, ValueRange acc) {
+  SmallVector<Value> out;
+  Value keyRow = rem(lane, 16);
+  for (int64_t n = 0; n < s.headDim / Target::kBf16MmaN; ++n) {
+    Fragment o(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
+    for (int64_t kk = 0; kk < s.tileK / Target::kBf16MmaK; ++kk) {
+      Value valuesB =
+          ldmatrix(valueTile, add(keyRow, kk * Target::kBf16MmaK),
+                   c(n * Target::kBf16MmaN), 2, /*transpose=*/true);
+      o = mma(pA[kk], valuesB, o);
+    }
+    llvm::append_range(out, o);
+  }
+  return out;
+}
+
+/// The quad's partial sums reduced, then each lane's elements stored; rows
+/// past the sequence store nothing.
+void Lowering::storeResults(scf::ForOp tileLoop) {
+  ValueRange state = tileLoop.getResults();
+  Value firstOfQuad =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad, c(0));
+  Value quad2 = arith::MulIOp::create(b, quad, c(2));
+  for (int h = 0; h < 2; ++h) {
+    // Every lane shuffles (no lane may sit out a warp-level op).
+    Value sum = rowReduce(state[2 + h], /*max=*/false);
+    auto store = scf::IfOp::create(b, inside[h], /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    auto stats = scf::IfOp::create(b, firstOfQuad, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&stats.getThenRegion().front());
+      memref::StoreOp::create(b, state[h], buf.outs[1],
+                              ValueRange{batch, head, rows[h]});
+      memref::StoreOp::create(b, sum, buf.outs[2],
+                              ValueRange{batch, head, rows[h]});
+    }
+    for (int64_t n = 0; n < s.headDim / Target::kBf16MmaN; ++n)
+      for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
+        Value col = add(add(col0, quad2), n * Target::kBf16MmaN + e % 2);
+        memref::StoreOp::create(b, state[4 + 4 * n + e], buf.outs[0],
+                                ValueRange{batch, rows[h], col});
+      }
+  }
+}
+
+/// Checks what the kernel supports and picks the key tile.
+FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
+  auto fail = [&](const Twine &why) {
+    return op.emitOpError("cannot be lowered for the GPU in bf16: ") << why;
+  };
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || v == op.getLengths())
+      continue;
+    if (!type.hasStaticShape())
+      return fail("dynamic shapes are not supported yet");
+    if (!type.getElementType().isF32())
+      return fail("the operands are rounded to bf16 from f32 (got ")
+             << type.getElementType() << ")";
+  }
+  if (op.getQueryOffset())
+    return fail("an op with offsets (a tile of a larger op) is not supported");
+  auto acc = cast<RankedTensorType>(op.getAcc().getType());
+  auto max = cast<RankedTensorType>(op.getMax().getType());
+  Shape s;
+  s.batch = acc.getDimSize(0);
+  s.tq = acc.getDimSize(1);
+  s.heads = max.getDimSize(1);
+  s.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
+  s.headDim = acc.getDimSize(2) / s.heads;
+  s.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
+    return fail("the head width must be a multiple of 16 up to 256 (got ")
+           << s.headDim << "); use --precision f32";
+  // Whole 16-key fragments of P; halved until the shared arrays fit.
+  s.tileK = std::max<int64_t>(Target::kBf16MmaK,
+                              tileK / Target::kBf16MmaK * Target::kBf16MmaK);
+  while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
+         s.tileK > Target::kBf16MmaK)
+    s.tileK = std::max<int64_t>(Target::kBf16MmaK,
+                                s.tileK / 2 / Target::kBf16MmaK *
+                                    Target::kBf16MmaK);
+  if (s.sharedBytes() > Target::kStaticSharedMemoryBytes)
+    return fail("even a key tile of ")
+           << s.tileK << " needs " << s.sharedBytes()
+           << " bytes of shared memory, more than the "
+           << Target::kStaticSharedMemoryBytes / 1024 << " KiB of a block";
+  return s;
+}
+
+} // namespace
+
+LogicalResult mlir::hkt::nvvm::lowerToFlashAttentionForward(OnlineAttentionOp op,
+                                                             int64_t tileK) {
+  FailureOr<Shape> shape = kernelShape(op, tileK);
+  if (failed(shape))
+    return failure();
+  Lowering(op, *shape).run();
+  return success();
+}

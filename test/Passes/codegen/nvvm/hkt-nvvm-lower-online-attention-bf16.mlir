@@ -1,0 +1,63 @@
+// RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-lower-online-attention="precision=bf16" | FileCheck %s
+
+// The bf16 FlashAttention-2 kernel: two levels, causal, B = 1, T = 40,
+// D = 32, H = 2 (head width 16). One block of four warps (128 threads) per
+// 64-row query tile and head, named attention_fwd. Shared memory in bf16,
+// ldmatrix rows padded by 8 elements (16 bytes): level-0 queries (64 rows),
+// keys and values (32-key tiles); level 1's coarse queries (33 rows: any
+// 64 fine rows touch at most 33 coarse ones) and keys (17), rows padded by
+// one word, and its coarse scores in f32.
+// CHECK-LABEL: func.func @flash
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) function(@attention_fwd)
+// CHECK: %[[QS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() : memref<33x18xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() : memref<17x18xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CS:.+]] = memref.alloca() : memref<33x18xf32, #gpu.address_space<workgroup>>
+//   Q rounded to bf16 as it is staged; the warp's A fragments loaded once.
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: gpu.barrier
+// CHECK: %[[QF:.+]] = nvgpu.ldmatrix %[[QS]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<64x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+//   The tile loop carries each lane's two rows' max and partial sum and its
+//   two 16 x 8 accumulator fragments (8 values).
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: gpu.barrier
+//   Coarse scores once per tile pair, then S = Q0 K0^T on mma.sync (K not
+//   transposed: its rows are B's columns).
+// CHECK: memref.store %{{.+}}, %[[CS]]
+// CHECK: gpu.barrier
+// CHECK: %[[KF:.+]] = nvgpu.ldmatrix %[[KS]][%{{.+}}, %{{.+}}] {numTiles = 2 : i32, transpose = false}
+// CHECK: nvgpu.mma.sync(%[[QF]], %[[KF]], %{{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+//   Coarse scores added to the elements they cover; masks; the row max
+//   over the quad by shuffles.
+// CHECK: memref.load %[[CS]]
+// CHECK: arith.select
+// CHECK: gpu.shuffle xor %{{.+}}, %c1_i32
+// CHECK: gpu.shuffle xor %{{.+}}, %c2_i32
+// CHECK: math.exp
+//   P re-packed to a bf16 A fragment in registers; O += P V with V's
+//   fragments transposed by ldmatrix.
+// CHECK: %[[P:.+]] = arith.truncf %{{.+}} : vector<4x2xf32> to vector<4x2xbf16>
+// CHECK: %[[VF:.+]] = nvgpu.ldmatrix %[[VS]][%{{.+}}, %{{.+}}] {numTiles = 2 : i32, transpose = true}
+// CHECK: nvgpu.mma.sync(%[[P]], %[[VF]], %{{.+}})
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+//   The quad's partial sums reduced once, after the loop; rows past the
+//   sequence store nothing.
+// CHECK: gpu.shuffle xor
+// CHECK: scf.if
+// CHECK: bufferization.to_tensor
+func.func @flash(%q0: tensor<1x40x32xf32>, %q1: tensor<1x20x32xf32>, %k0: tensor<1x40x32xf32>, %k1: tensor<1x20x32xf32>, %v: tensor<1x40x32xf32>, %a: tensor<1x40x32xf32>, %m: tensor<1x2x40xf32>, %s: tensor<1x2x40xf32>) -> tensor<1x40x32xf32> {
+  %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) keys(%k0, %k1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) values(%v : tensor<1x40x32xf32>) outs(%a, %m, %s : tensor<1x40x32xf32>, tensor<1x2x40xf32>, tensor<1x2x40xf32>) {causal = true, factors = array<i64: 1, 2>} -> tensor<1x40x32xf32>, tensor<1x2x40xf32>, tensor<1x2x40xf32>
+  return %acc : tensor<1x40x32xf32>
+}
+
+// -----
+
+// A head width the m16n8k16 fragments cannot tile.
+func.func @odd_width(%q: tensor<1x40x24xf32>, %v: tensor<1x40x24xf32>, %a: tensor<1x40x24xf32>, %m: tensor<1x1x40xf32>, %s: tensor<1x1x40xf32>) -> tensor<1x40x24xf32> {
+  // expected-error @below {{cannot be lowered for the GPU in bf16: the head width must be a multiple of 16 up to 256 (got 24); use --precision f32}}
+  %acc, %max, %sum = hkt.online_attention ins(%q : tensor<1x40x24xf32>) keys(%q : tensor<1x40x24xf32>) values(%v : tensor<1x40x24xf32>) outs(%a, %m, %s : tensor<1x40x24xf32>, tensor<1x1x40xf32>, tensor<1x1x40xf32>) {causal = true, factors = array<i64: 1>} -> tensor<1x40x24xf32>, tensor<1x1x40xf32>, tensor<1x1x40xf32>
+  return %acc : tensor<1x40x24xf32>
+}
