@@ -483,10 +483,18 @@ LogicalResult WarpOpEmulator::emulateShuffle(gpu::ShuffleOp op) {
 
 LogicalResult WarpOpEmulator::run() {
   SmallVector<Operation *> ops;
-  team.walk([&](Operation *op) {
+  WalkResult unlowered = team.walk([&](Operation *op) {
+    if (isa<nvgpu::MmaSyncOp>(op)) {
+      op->emitOpError("is emulated as nvvm.mma.sync: run "
+                      "hkt-nvvm-lower-bf16-mma first");
+      return WalkResult::interrupt();
+    }
     if (isa<nvgpu::LdMatrixOp, NVVM::MmaOp, gpu::ShuffleOp>(op))
       ops.push_back(op);
+    return WalkResult::advance();
   });
+  if (unlowered.wasInterrupted())
+    return failure();
   if (ops.empty())
     return success();
   Block &entry = team.getRegion().front();
@@ -515,7 +523,8 @@ LogicalResult WarpOpEmulator::run() {
 bool hasWarpOps(gpu::LaunchOp launch) {
   return launch
       .walk([](Operation *op) {
-        return isa<nvgpu::LdMatrixOp, NVVM::MmaOp, gpu::ShuffleOp>(op)
+        return isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp, NVVM::MmaOp,
+                   gpu::ShuffleOp>(op)
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })
@@ -530,7 +539,7 @@ bool hasCollectiveOps(gpu::LaunchOp launch) {
         return isa<gpu::BarrierOp, gpu::SubgroupMmaLoadMatrixOp,
                    gpu::SubgroupMmaComputeOp, gpu::SubgroupMmaStoreMatrixOp,
                    gpu::SubgroupMmaConstantMatrixOp, nvgpu::LdMatrixOp,
-                   NVVM::MmaOp, gpu::ShuffleOp>(op)
+                   nvgpu::MmaSyncOp, NVVM::MmaOp, gpu::ShuffleOp>(op)
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })

@@ -17,7 +17,6 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTNVVMLOWERBF16MMAPASS
@@ -90,10 +89,16 @@ struct HktNvvmLowerBf16MmaPass
     : public mlir::hkt::impl::HktNvvmLowerBf16MmaPassBase<
           HktNvvmLowerBf16MmaPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<Bf16MmaToNvvm>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    // A walk, not the greedy driver: nothing else in the kernels is
+    // folded or erased on the way.
+    SmallVector<nvgpu::MmaSyncOp> ops;
+    getOperation()->walk([&](nvgpu::MmaSyncOp op) { ops.push_back(op); });
+    PatternRewriter rewriter(&getContext());
+    Bf16MmaToNvvm pattern(&getContext());
+    for (nvgpu::MmaSyncOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      (void)pattern.matchAndRewrite(op, rewriter);
+    }
     WalkResult left = getOperation()->walk([](nvgpu::MmaSyncOp op) {
       if (!cast<VectorType>(op.getMatrixA().getType()).getElementType().isBF16())
         return WalkResult::advance();

@@ -1,4 +1,4 @@
-// RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-emulate-on-cpu | FileCheck %s
+// RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-lower-bf16-mma --hkt-nvvm-emulate-on-cpu | FileCheck %s
 
 // A launch of 3 x 2 blocks of 64 threads: the blocks one after another, each
 // an OpenMP team of exactly 64 threads whose ids come from
@@ -125,6 +125,82 @@ func.func @independent(%x: memref<128xf32>) {
     %base = arith.muli %bx, %c32 : index
     %i = arith.addi %base, %tx : index
     memref.store %one, %x[%i] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The bf16 kernels' warp-level ops, per lane (after hkt-nvvm-lower-bf16-mma,
+// as the pipeline runs them): each op puts the lane's words (ldmatrix: its
+// row address; mma.sync: its A, B and C registers; shuffle: its value) in
+// one of the two slots of the team's exchange buffer (2 x threads x 10
+// words), taken in turn, meets the team at one omp.barrier, and builds the
+// lane's own result from other lanes' words: ldmatrix reads each matrix's
+// row address from lane 8 m + lane / 4; mma.sync sums over k = 0..15 the
+// bf16 halves (shifted into f32) of A's and B's registers by the PTX ISA's
+// fragment maps; the shuffle reads lane ^ offset.
+// CHECK-LABEL: func.func @warp_ops
+// CHECK: %[[X:.+]] = memref.alloca(%{{.+}}) : memref<2x?x10xi32>
+// CHECK: omp.parallel
+// CHECK: %[[TOGGLE:.+]] = memref.alloca() : memref<index>
+// CHECK: %[[S0:.+]] = memref.load %[[TOGGLE]][]
+// CHECK: memref.store %{{.+}}, %[[X]][%[[S0]], %{{.+}}, %{{.+}}]
+// CHECK: omp.barrier
+// CHECK: memref.load %[[X]][%[[S0]],
+// CHECK: arith.bitcast %{{.+}} : bf16 to i16
+// CHECK: vector.from_elements {{.*}} : vector<4x2xi16>
+// CHECK: vector.bitcast %{{.+}} : vector<4x2xi16> to vector<4x2xbf16>
+// CHECK: omp.barrier
+// CHECK: vector.bitcast %{{.+}} : vector<2x2xi16> to vector<2x2xbf16>
+// CHECK: %[[S2:.+]] = memref.load %[[TOGGLE]][]
+// CHECK-COUNT-10: memref.store %{{.+}}, %[[X]][%[[S2]], %{{.+}}, %{{.+}}]
+// CHECK: omp.barrier
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c16{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
+// CHECK: arith.shli %{{.+}}, %c16_i32
+// CHECK: arith.andi %{{.+}}, %c-65536_i32
+// CHECK: math.fma
+// CHECK: llvm.insertvalue
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: omp.barrier
+// CHECK: arith.xori
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: nvgpu.ldmatrix
+func.func @warp_ops(%out: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) workgroup(%tile : memref<16x16xbf16, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %c16 = arith.constant 16 : index
+    %row = arith.remui %tx, %c16 : index
+    %a = nvgpu.ldmatrix %tile[%row, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+    %b = nvgpu.ldmatrix %tile[%row, %c0] {numTiles = 2 : i32, transpose = true} : memref<16x16xbf16, #gpu.address_space<workgroup>> -> vector<2x2xbf16>
+    %z = arith.constant dense<0.0> : vector<2x2xf32>
+    %d = nvgpu.mma.sync(%a, %b, %z) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    %x = vector.extract %d[0, 0] : f32 from vector<2x2xf32>
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    %y, %valid = gpu.shuffle xor %x, %one, %width : f32
+    memref.store %y, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Shuffles other than a full-warp xor are not emulated: an error, not a
+// silent wrong answer.
+func.func @shuffle_down(%out: memref<32xf32>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    // expected-error @below {{is emulated only as a 32-bit xor shuffle over the whole warp}}
+    %y, %valid = gpu.shuffle down %v, %one, %width : f32
+    memref.store %y, %out[%tx] : memref<32xf32>
     gpu.terminator
   }
   return
