@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/AttentionKernels.h"
+#include "passes/codegen/nvvm/Bf16KernelBuilder.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,17 +38,9 @@ namespace {
 
 using Target = NvvmTargetInfo;
 
-/// Warps per block; each owns 16 query rows (one mma row block).
-constexpr int64_t kWarps = 4;
-constexpr int64_t kThreads = kWarps * Target::kWarpSize;
-constexpr int64_t kTileQ = kWarps * Target::kBf16MmaM;
-/// bf16 elements of padding after each row of an ldmatrix source: 16 bytes
-/// keep the rows' addresses aligned and move consecutive rows to other
-/// banks (rows of 128 or 256 bytes would all start in bank 0).
-constexpr int64_t kLdMatrixPad = 8;
-/// bf16 elements of padding after each row of the coarse queries and keys,
-/// one 32-bit word: the coarse-score loop reads one row per thread.
-constexpr int64_t kCoarsePad = 2;
+constexpr int64_t kTileQ = Bf16KernelBuilder::kBlockRows;
+constexpr int64_t kLdMatrixPad = Bf16KernelBuilder::kLdMatrixPad;
+constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 constexpr int64_t kBf16Bytes = 2;
 
 struct Shape {
@@ -56,9 +49,8 @@ struct Shape {
 
   int64_t levels() const { return factors.size(); }
   int64_t queryTiles() const { return (tq + kTileQ - 1) / kTileQ; }
-  /// Coarse rows a tile of `rows` fine rows starting anywhere can touch.
   static int64_t coarseRows(int64_t rows, int64_t f) {
-    return (rows + f - 1) / f + 1;
+    return Bf16KernelBuilder::coarseRows(rows, f);
   }
   int64_t sharedBytes() const {
     int64_t bytes = (kTileQ + 2 * tileK) * (headDim + kLdMatrixPad) * kBf16Bytes;
@@ -75,36 +67,20 @@ struct Shape {
   }
 };
 
-/// The four accumulator registers of one 16 x 8 fragment.
-using Fragment = SmallVector<Value, 4>;
-
-class Lowering {
+class Lowering : Bf16KernelBuilder {
 public:
   Lowering(OnlineAttentionOp op, const Shape &shape)
-      : op(op), s(shape), b(op.getLoc(), op), f32(b.getF32Type()),
-        bf16(b.getBF16Type()) {}
+      : Bf16KernelBuilder(op), op(op), s(shape) {}
   void run();
 
 private:
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value cf(float v) {
-    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
-  }
-  Value idx(Value a, int64_t mul, int64_t add) {
-    return arith::AddIOp::create(b, arith::MulIOp::create(b, a, c(mul)),
-                                 c(add));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t y) { return add(x, c(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, c(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, c(y)); }
-
-  // Host side.
-  gpu::LaunchOp createLaunch();
   // The kernel, once per block.
   void allocateSharedArrays();
-  void computeLaneIndices(gpu::LaunchOp launch);
-  void stage(Value dst, Value src, Value base, int64_t rows, int64_t limit);
+  void computeRowIndices(gpu::LaunchOp launch);
+  void stage(Value dst, Value src, Value base, int64_t rows, int64_t limit) {
+    Bf16KernelBuilder::stage(dst, src, batch, col0, base, rows, limit,
+                             s.headDim);
+  }
   void loadQueryFragments();
   SmallVector<Value> loadRowState();
   scf::ForOp buildTileLoop(ValueRange init, Value numTiles);
@@ -112,22 +88,13 @@ private:
   void computeCoarseScores();
   SmallVector<Fragment> computeScores();
   void addCoarseScoresAndMasks(SmallVector<Fragment> &scores);
-  Value rowReduce(Value x, bool max);
   SmallVector<Value> onlineSoftmax(ValueRange state,
                                    SmallVector<Fragment> &scores);
   SmallVector<Value> accumulatePV(ArrayRef<Value> pA, ValueRange acc);
   void storeResults(scf::ForOp tileLoop);
 
-  // Warp-level pieces.
-  Value ldmatrix(Value tile, Value row, Value col, int64_t num,
-                 bool transpose);
-  Fragment mma(Value a, Value bFrag, ArrayRef<Value> acc);
-  Value packA(const Fragment &lo, const Fragment &hi);
-
   OnlineAttentionOp op;
   Shape s;
-  ImplicitLocOpBuilder b;
-  Type f32, bf16;
   AttentionBuffers buf;
 
   // Shared arrays: the level-0 query tile, the key and value tiles, each
@@ -135,7 +102,7 @@ private:
   Value queryTile, keyTile, valueTile;
   SmallVector<Value> coarseQueries, coarseKeys, coarseScores;
 
-  Value tid, lane, group, quad, batch, head, col0, i0, warpRow0;
+  Value batch, head, col0, i0, warpRow0;
   /// The lane's two rows (group and group + 8 of its warp's 16), those
   /// clamped to the sequence, and whether they are inside it.
   Value rows[2], rowsC[2], inside[2];
@@ -149,9 +116,10 @@ private:
 
 void Lowering::run() {
   buf = AttentionBuffers::create(b, op);
-  gpu::LaunchOp launch = createLaunch();
+  gpu::LaunchOp launch =
+      createLaunch(s.queryTiles(), s.heads, s.batch, "attention_fwd");
   allocateSharedArrays();
-  computeLaneIndices(launch);
+  computeRowIndices(launch);
   stage(queryTile, buf.queries[0], i0, kTileQ, s.tq);
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
@@ -169,58 +137,31 @@ void Lowering::run() {
   buf.replaceOp(b, op, launch);
 }
 
-/// Grid (query tiles, heads, batch), four warps a block; the builder is
-/// left inside the body.
-gpu::LaunchOp Lowering::createLaunch() {
-  auto launch = gpu::LaunchOp::create(b, c(s.queryTiles()), c(s.heads),
-                                      c(s.batch), c(kThreads), c(1), c(1));
-  // Profilers and --kernel-report name the kernel for what it does.
-  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(),
-                                                "attention_fwd"));
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToStart(&body);
-  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
-  b.setInsertionPoint(terminator);
-  return launch;
-}
-
 /// Workgroup allocas (hkt-nvvm-host-staging makes them attributions).
 void Lowering::allocateSharedArrays() {
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
-  auto shared = [&](int64_t rows, int64_t cols, Type type) -> Value {
-    return memref::AllocaOp::create(
-        b, MemRefType::get({rows, cols}, type, MemRefLayoutAttrInterface(),
-                           workgroup));
-  };
   int64_t d = s.headDim;
-  queryTile = shared(kTileQ, d + kLdMatrixPad, bf16);
-  keyTile = shared(s.tileK, d + kLdMatrixPad, bf16);
-  valueTile = shared(s.tileK, d + kLdMatrixPad, bf16);
+  queryTile = sharedArray(kTileQ, d + kLdMatrixPad, bf16);
+  keyTile = sharedArray(s.tileK, d + kLdMatrixPad, bf16);
+  valueTile = sharedArray(s.tileK, d + kLdMatrixPad, bf16);
   coarseQueries.resize(s.levels());
   coarseKeys.resize(s.levels());
   coarseScores.resize(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t rq = Shape::coarseRows(kTileQ, s.factors[l]);
     int64_t rk = Shape::coarseRows(s.tileK, s.factors[l]);
-    coarseQueries[l] = shared(rq, d + kCoarsePad, bf16);
-    coarseKeys[l] = shared(rk, d + kCoarsePad, bf16);
-    coarseScores[l] = shared(rq, rk + 1, f32);
+    coarseQueries[l] = sharedArray(rq, d + kCoarsePad, bf16);
+    coarseKeys[l] = sharedArray(rk, d + kCoarsePad, bf16);
+    coarseScores[l] = sharedArray(rq, rk + 1, f32);
   }
 }
 
-/// The lane's place in the mma fragments: group = lane / 4 picks the row
-/// (and row + 8), quad = lane % 4 the column pair.
-void Lowering::computeLaneIndices(gpu::LaunchOp launch) {
-  tid = launch.getThreadIds().x;
-  lane = rem(tid, Target::kWarpSize);
-  group = div(lane, 4);
-  quad = rem(lane, 4);
+/// The lane's two rows: group = lane / 4 picks the row (and row + 8).
+void Lowering::computeRowIndices(gpu::LaunchOp launch) {
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   col0 = arith::MulIOp::create(b, head, c(s.headDim));
   i0 = arith::MulIOp::create(b, launch.getBlockIds().x, c(kTileQ));
-  warpRow0 = idx(div(tid, Target::kWarpSize), Target::kBf16MmaM, 0);
+  warpRow0 = mul(warp, Target::kBf16MmaM);
   for (int h = 0; h < 2; ++h) {
     rows[h] = add(add(i0, warpRow0), add(group, 8 * h));
     inside[h] =
@@ -233,73 +174,11 @@ void Lowering::computeLaneIndices(gpu::LaunchOp launch) {
   negInf = cf(-std::numeric_limits<float>::infinity());
 }
 
-/// dst[r, k] = bf16(src[batch, base + r, col0 + k]) for r < rows, zero past
-/// `limit` rows (V must be finite where P is 0), the block's threads
-/// striding over the elements, neighbours on neighbouring columns.
-void Lowering::stage(Value dst, Value src, Value base, int64_t rows,
-                     int64_t limit) {
-  int64_t d = s.headDim;
-  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(kThreads));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value e = loop.getInductionVar();
-  Value r = div(e, d), k = rem(e, d);
-  Value row = add(base, r);
-  Value isInside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(limit));
-  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
-  Value x = memref::LoadOp::create(b, src,
-                                   ValueRange{batch, clamped, add(col0, k)});
-  x = arith::SelectOp::create(b, isInside, x, cf(0.0f));
-  memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
-                          ValueRange{r, k});
-}
-
-/// `num` 8 x 8 matrices of `tile`, as an mma operand (vector<num x 2 x
-/// bf16>): lane i gives the address of row i % 8 of matrix i / 8.
-Value Lowering::ldmatrix(Value tile, Value row, Value col, int64_t num,
-                         bool transpose) {
-  auto type = VectorType::get({num, 2}, bf16);
-  return nvgpu::LdMatrixOp::create(b, type, tile, ValueRange{row, col},
-                                   transpose, num);
-}
-
-/// D = A B + C on one m16n8k16 fragment, bf16 operands, f32 accumulators
-/// (as vector<2x2xf32>: rows g and g + 8, columns 2q and 2q + 1).
-/// hkt-nvvm-lower-bf16-mma makes it nvvm.mma.sync.
-Fragment Lowering::mma(Value a, Value bFrag, ArrayRef<Value> acc) {
-  auto accType = VectorType::get({2, 2}, f32);
-  Value c = vector::FromElementsOp::create(b, accType, acc);
-  Value d = nvgpu::MmaSyncOp::create(
-      b, a, bFrag, c,
-      b.getI64ArrayAttr({Target::kBf16MmaM, Target::kBf16MmaN,
-                         Target::kBf16MmaK}));
-  Fragment out;
-  for (int64_t i = 0; i < 4; ++i)
-    out.push_back(
-        vector::ExtractOp::create(b, d, ArrayRef<int64_t>{i / 2, i % 2}));
-  return out;
-}
-
-/// P's 16 x 16 block of fragments `lo` (keys 0-7) and `hi` (keys 8-15) as
-/// a bf16 A fragment: a0 = (g, lo), a1 = (g + 8, lo), a2 = (g, hi),
-/// a3 = (g + 8, hi), each a pair of neighbouring keys.
-Value Lowering::packA(const Fragment &lo, const Fragment &hi) {
-  SmallVector<Value> elements(lo.begin(), lo.end());
-  elements.append(hi.begin(), hi.end());
-  Value p = vector::FromElementsOp::create(b, VectorType::get({4, 2}, f32),
-                                           elements);
-  return arith::TruncFOp::create(b, VectorType::get({4, 2}, bf16), p);
-}
-
 /// The warp's 16 x d level-0 queries as A fragments (x4: rows 0-7 and
 /// 8-15 of columns k..k+7, then of k+8..k+15), once for every key tile.
 void Lowering::loadQueryFragments() {
-  Value row = add(warpRow0, rem(lane, 16));
-  Value half = idx(div(lane, 16), 8, 0);
   for (int64_t k = 0; k < s.headDim; k += Target::kBf16MmaK)
-    queryFragments.push_back(
-        ldmatrix(queryTile, row, add(half, k), 4, /*transpose=*/false));
+    queryFragments.push_back(loadA(queryTile, warpRow0, k));
 }
 
 /// The running max and (partial) sum of the lane's two rows and its
@@ -363,24 +242,10 @@ void Lowering::stageKeyTiles() {
 /// Each level >= 1's coarse score block, once per tile pair, by the block's
 /// threads together (f32 sums of bf16 products).
 void Lowering::computeCoarseScores() {
-  for (int64_t l = 1; l < s.levels(); ++l) {
-    int64_t f = s.factors[l];
-    int64_t rq = Shape::coarseRows(kTileQ, f);
-    int64_t rk = Shape::coarseRows(s.tileK, f);
-    auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(kThreads));
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value e = loop.getInductionVar();
-    Value I = div(e, rk), J = rem(e, rk);
-    Value acc = cf(0.0f);
-    for (int64_t k = 0; k < s.headDim; ++k) {
-      Value x = memref::LoadOp::create(b, coarseQueries[l], ValueRange{I, c(k)});
-      Value y = memref::LoadOp::create(b, coarseKeys[l], ValueRange{J, c(k)});
-      acc = math::FmaOp::create(b, arith::ExtFOp::create(b, f32, x),
-                                arith::ExtFOp::create(b, f32, y), acc);
-    }
-    memref::StoreOp::create(b, acc, coarseScores[l], ValueRange{I, J});
-  }
+  for (int64_t l = 1; l < s.levels(); ++l)
+    coarseBlock(coarseQueries[l], coarseKeys[l], coarseScores[l],
+                 Shape::coarseRows(kTileQ, s.factors[l]),
+                 Shape::coarseRows(s.tileK, s.factors[l]), s.headDim);
 }
 
 /// S0 = Q0 K0^T for the warp's 16 rows and the tile's keys, one fragment
@@ -388,16 +253,11 @@ void Lowering::computeCoarseScores() {
 /// gives the col-major B fragment.
 SmallVector<Fragment> Lowering::computeScores() {
   SmallVector<Fragment> scores;
-  Value keyRow = rem(lane, 8);
-  Value half = idx(rem(div(lane, 8), 2), 8, 0);
   for (int64_t n = 0; n < s.tileK; n += Target::kBf16MmaN) {
     Fragment acc(4, cf(0.0f));
-    for (int64_t kk = 0; kk < s.headDim / Target::kBf16MmaK; ++kk) {
-      Value keysB =
-          ldmatrix(keyTile, add(keyRow, n), add(half, kk * Target::kBf16MmaK),
-                   2, /*transpose=*/false);
-      acc = mma(queryFragments[kk], keysB, acc);
-    }
+    for (int64_t kk = 0; kk < s.headDim / Target::kBf16MmaK; ++kk)
+      acc = mma(queryFragments[kk],
+                loadBRows(keyTile, n, kk * Target::kBf16MmaK), acc);
     scores.push_back(acc);
   }
   return scores;
@@ -437,18 +297,6 @@ void Lowering::addCoarseScoresAndMasks(SmallVector<Fragment> &scores) {
     }
 }
 
-/// Max (or sum) over the four lanes of a quad, which share a row.
-Value Lowering::rowReduce(Value x, bool max) {
-  for (int32_t offset : {1, 2}) {
-    Value other = gpu::ShuffleOp::create(b, x, offset, Target::kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    x = max ? arith::MaximumFOp::create(b, x, other).getResult()
-            : arith::AddFOp::create(b, x, other).getResult();
-  }
-  return x;
-}
-
 /// The online-softmax update of the lane's two rows over the tile, then
 /// O = alpha O + P V; returns the loop's next state.
 SmallVector<Value> Lowering::onlineSoftmax(ValueRange state,
@@ -459,7 +307,7 @@ SmallVector<Value> Lowering::onlineSoftmax(ValueRange state,
     for (Fragment &frag : scores)
       for (int64_t e = 2 * h; e < 2 * h + 2; ++e)
         tileMax = arith::MaximumFOp::create(b, tileMax, frag[e]);
-    mNew[h] = arith::MaximumFOp::create(b, state[h], rowReduce(tileMax, true));
+    mNew[h] = arith::MaximumFOp::create(b, state[h], quadReduce(tileMax, /*max=*/true));
     // A row with no live key yet keeps max -inf: subtract 0 instead, so
     // that exp(-inf - -inf) does not make a NaN.
     Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew[h],
@@ -491,15 +339,13 @@ SmallVector<Value> Lowering::onlineSoftmax(ValueRange state,
 /// V's rows are B's rows (k): ldmatrix.trans gives the col-major fragment.
 SmallVector<Value> Lowering::accumulatePV(ArrayRef<Value> pA, ValueRange acc) {
   SmallVector<Value> out;
-  Value keyRow = rem(lane, 16);
   for (int64_t n = 0; n < s.headDim / Target::kBf16MmaN; ++n) {
     Fragment o(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
-    for (int64_t kk = 0; kk < s.tileK / Target::kBf16MmaK; ++kk) {
-      Value valuesB =
-          ldmatrix(valueTile, add(keyRow, kk * Target::kBf16MmaK),
-                   c(n * Target::kBf16MmaN), 2, /*transpose=*/true);
-      o = mma(pA[kk], valuesB, o);
-    }
+    for (int64_t kk = 0; kk < s.tileK / Target::kBf16MmaK; ++kk)
+      o = mma(pA[kk],
+              loadBCols(valueTile, kk * Target::kBf16MmaK,
+                        n * Target::kBf16MmaN),
+              o);
     llvm::append_range(out, o);
   }
   return out;
@@ -514,7 +360,7 @@ void Lowering::storeResults(scf::ForOp tileLoop) {
   Value quad2 = arith::MulIOp::create(b, quad, c(2));
   for (int h = 0; h < 2; ++h) {
     // Every lane shuffles (no lane may sit out a warp-level op).
-    Value sum = rowReduce(state[2 + h], /*max=*/false);
+    Value sum = quadReduce(state[2 + h], /*max=*/false);
     auto store = scf::IfOp::create(b, inside[h], /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());

@@ -1,0 +1,148 @@
+//===- Bf16KernelBuilder.cpp - pieces of the bf16 tensor-core kernels -----===//
+
+#include "passes/codegen/nvvm/Bf16KernelBuilder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::hkt;
+using namespace mlir::hkt::nvvm;
+using Target = NvvmTargetInfo;
+
+gpu::LaunchOp Bf16KernelBuilder::createLaunch(int64_t gridX, int64_t gridY,
+                                              int64_t gridZ, StringRef name) {
+  auto launch = gpu::LaunchOp::create(b, c(gridX), c(gridY), c(gridZ),
+                                      c(kThreads), c(1), c(1));
+  // Profilers and --kernel-report name the kernel for what it does.
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
+  b.setInsertionPoint(terminator);
+  tid = launch.getThreadIds().x;
+  lane = rem(tid, Target::kWarpSize);
+  warp = div(tid, Target::kWarpSize);
+  group = div(lane, 4);
+  quad = rem(lane, 4);
+  return launch;
+}
+
+Value Bf16KernelBuilder::sharedArray(int64_t rows, int64_t cols, Type type) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return memref::AllocaOp::create(
+      b, MemRefType::get({rows, cols}, type, MemRefLayoutAttrInterface(),
+                         workgroup));
+}
+
+void Bf16KernelBuilder::stage(Value dst, Value src, Value batch, Value col0,
+                              Value base, int64_t rows, int64_t limit,
+                              int64_t d) {
+  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(kThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value e = loop.getInductionVar();
+  Value r = div(e, d), k = rem(e, d);
+  Value row = add(base, r);
+  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+  Value x = memref::LoadOp::create(b, src,
+                                   ValueRange{batch, clamped, add(col0, k)});
+  // Zero past the end: V must be finite where P is 0.
+  x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(0.0f));
+  memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
+                          ValueRange{r, k});
+}
+
+void Bf16KernelBuilder::stageRow(Value dst, Value src, Value batch, Value head,
+                                 Value base, int64_t rows, int64_t limit,
+                                 float pad) {
+  auto loop = scf::ForOp::create(b, tid, c(rows), c(kThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = loop.getInductionVar();
+  Value row = add(base, r);
+  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+  Value x = memref::LoadOp::create(b, src, ValueRange{batch, head, clamped});
+  x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(pad));
+  memref::StoreOp::create(b, x, dst, ValueRange{c(0), r});
+}
+
+Value Bf16KernelBuilder::ldmatrix(Value tile, Value row, Value col, int64_t num,
+                                  bool transpose) {
+  auto type = VectorType::get({num, 2}, bf16);
+  return nvgpu::LdMatrixOp::create(b, type, tile, ValueRange{row, col},
+                                   transpose, num);
+}
+
+Value Bf16KernelBuilder::loadA(Value tile, Value row0, int64_t col) {
+  Value half = mul(div(lane, 16), 8);
+  return ldmatrix(tile, add(row0, rem(lane, 16)), add(half, col), 4,
+                  /*transpose=*/false);
+}
+
+Value Bf16KernelBuilder::loadBRows(Value tile, int64_t row0, int64_t col) {
+  Value half = mul(rem(div(lane, 8), 2), 8);
+  return ldmatrix(tile, add(rem(lane, 8), row0), add(half, col), 2,
+                  /*transpose=*/false);
+}
+
+Value Bf16KernelBuilder::loadBCols(Value tile, int64_t row0, int64_t col) {
+  return ldmatrix(tile, add(rem(lane, 16), row0), c(col), 2,
+                  /*transpose=*/true);
+}
+
+Fragment Bf16KernelBuilder::mma(Value a, Value bFrag, ArrayRef<Value> acc) {
+  auto accType = VectorType::get({2, 2}, f32);
+  Value cv = vector::FromElementsOp::create(b, accType, acc);
+  Value d = nvgpu::MmaSyncOp::create(
+      b, a, bFrag, cv,
+      b.getI64ArrayAttr({Target::kBf16MmaM, Target::kBf16MmaN,
+                         Target::kBf16MmaK}));
+  Fragment out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(
+        vector::ExtractOp::create(b, d, ArrayRef<int64_t>{i / 2, i % 2}));
+  return out;
+}
+
+/// a0 = (g, lo), a1 = (g + 8, lo), a2 = (g, hi), a3 = (g + 8, hi), each a
+/// pair of neighbouring columns: the accumulator fragments' own order.
+Value Bf16KernelBuilder::packA(const Fragment &lo, const Fragment &hi) {
+  SmallVector<Value> elements(lo.begin(), lo.end());
+  elements.append(hi.begin(), hi.end());
+  Value p = vector::FromElementsOp::create(b, VectorType::get({4, 2}, f32),
+                                           elements);
+  return arith::TruncFOp::create(b, VectorType::get({4, 2}, bf16), p);
+}
+
+Value Bf16KernelBuilder::quadReduce(Value x, bool max) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, x, offset, Target::kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    x = max ? arith::MaximumFOp::create(b, x, other).getResult()
+            : arith::AddFOp::create(b, x, other).getResult();
+  }
+  return x;
+}
+
+void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs, int64_t rq,
+                                     int64_t rk, int64_t d) {
+  auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(kThreads));
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value e = loop.getInductionVar();
+  Value I = div(e, rk), J = rem(e, rk);
+  Value acc = cf(0.0f);
+  for (int64_t k = 0; k < d; ++k) {
+    Value x = memref::LoadOp::create(b, cq, ValueRange{I, c(k)});
+    Value y = memref::LoadOp::create(b, ck, ValueRange{J, c(k)});
+    acc = math::FmaOp::create(b, arith::ExtFOp::create(b, f32, x),
+                              arith::ExtFOp::create(b, f32, y), acc);
+  }
+  memref::StoreOp::create(b, acc, cs, ValueRange{I, J});
+}
