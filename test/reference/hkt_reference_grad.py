@@ -215,6 +215,7 @@ def backward_from_cache(c, dy):
         dw, kk = p["down_w"], p["down_w"].shape[2]
         ddw = np.zeros_like(dw)
         ddb = np.zeros_like(p["down_b"])
+        down_b_scale = np.zeros_like(p["down_b"])
         for l in range(L - 1, 0, -1):
             gl = dxs[l]                                   # complete: level l+1 done
             xp = c["xs"][l - 1]
@@ -226,11 +227,15 @@ def backward_from_cache(c, dy):
                 dxs[l - 1][:, src[ok], :] += dw[l - 1, :, m] * gl[:, ok, :]
                 ddw[l - 1, :, m] = (gl[:, ok, :] * xp[:, src[ok], :]).sum(axis=(0, 1))
             ddb[l - 1] = gl.sum(axis=(0, 1))
+            # The sum's terms: round-off is relative to them, not to the sum.
+            down_b_scale[l - 1] = np.abs(gl).sum(axis=(0, 1))
         g["down_w"], g["down_b"] = ddw, ddb
 
     g["x"] = dxs[0]
     aux = dict(dO=dO, dAttn=dAttn, dS=dS, Drow=Drow, G=G,
                theta_scale=theta_scale)
+    if L > 1:
+        aux["down_b_scale"] = down_b_scale
     return g, aux
 
 

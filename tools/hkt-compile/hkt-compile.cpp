@@ -167,10 +167,13 @@ static std::string checkFlags() {
                emitPTX || kernelReport))
     return "--chip, --cuda-path, --emit-ptx and --kernel-report apply "
            "to --target nvvm only";
-  if (target != "cpu" && (backward || !modelFile.empty()))
-    return "--target nvvm compiles the forward pass of a layer or a "
-           "module (inference); --backward and --model are CPU-only "
-           "for now";
+  if (target != "cpu" && !modelFile.empty())
+    return "--target " + target.getValue() +
+           " compiles a layer or a module; --model is CPU-only for now";
+  if (target != "cpu" && backward && precision != "bf16")
+    return "--backward on --target " + target.getValue() +
+           " needs --precision bf16 (the GPU's attention backward is the "
+           "bf16 tensor-core one)";
   return "";
 }
 

@@ -51,17 +51,14 @@ void nvvm::AttentionBuffers::replaceOp(ImplicitLocOpBuilder &b,
 }
 
 /// Skipped tiles would only add -inf scores.
-Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
-                          const AttentionBuffers &buffers, Value i0,
-                          Value batch, int64_t tileQ, int64_t tileK,
-                          Value &keyLength) {
+Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, bool causal, Value lengths,
+                          int64_t tq, int64_t tk, Value i0, Value batch,
+                          int64_t tileQ, int64_t tileK, Value &keyLength) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
-  int64_t tq = cast<RankedTensorType>(op.getAcc().getType()).getDimSize(1);
-  int64_t tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
   Value numTiles = c((tk + tileK - 1) / tileK);
-  if (op.getCausal()) {
+  if (causal) {
     Value last = arith::MinUIOp::create(
         b, arith::AddIOp::create(b, i0, c(tileQ - 1)), c(tq - 1));
     numTiles = arith::MinUIOp::create(
@@ -70,8 +67,8 @@ Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
                               c(1)));
   }
   keyLength = Value();
-  if (buffers.lengths) {
-    Value raw = memref::LoadOp::create(b, buffers.lengths, ValueRange{batch});
+  if (lengths) {
+    Value raw = memref::LoadOp::create(b, lengths, ValueRange{batch});
     Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
     len = arith::MaxSIOp::create(b, len, c(0));
     keyLength = arith::MinSIOp::create(b, len, c(tk));

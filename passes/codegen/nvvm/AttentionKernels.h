@@ -33,10 +33,11 @@ struct AttentionBuffers {
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
 
 /// Key tiles a block whose first query row is `i0` visits: none above its
-/// last row (causal), none past the batch row's key length, whose clamped
-/// value is returned in `keyLength` (null without lengths).
-Value countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
-                    const AttentionBuffers &buffers, Value i0, Value batch,
+/// last row (causal), none past the batch row's key length (`lengths`, a
+/// buffer, or null), whose clamped value is returned in `keyLength` (null
+/// without lengths). `tq` and `tk` are the query and key counts.
+Value countKeyTiles(ImplicitLocOpBuilder &b, bool causal, Value lengths,
+                    int64_t tq, int64_t tk, Value i0, Value batch,
                     int64_t tileQ, int64_t tileK, Value &keyLength);
 
 /// The bf16 tensor-core forward (FlashAttention-2 manner, nvvm.mma.sync
@@ -45,6 +46,13 @@ Value countKeyTiles(ImplicitLocOpBuilder &b, OnlineAttentionOp op,
 /// FlashAttentionForward.cpp.
 LogicalResult lowerToFlashAttentionForward(OnlineAttentionOp op,
                                            int64_t tileK);
+
+/// The bf16 tensor-core backward (FlashAttention-2 manner): the kernels
+/// `attention_bwd_dkdv` and `attention_bwd_dq`, `tile` the inner tile (query
+/// rows per step of the first, keys per step of the second). Defined in
+/// FlashAttentionBackward.cpp.
+LogicalResult lowerToFlashAttentionBackward(OnlineAttentionBackwardOp op,
+                                            int64_t tile);
 
 } // namespace mlir::hkt::nvvm
 

@@ -131,7 +131,8 @@ void Lowering::run() {
   loadQueryFragments();
   SmallVector<Value> init = loadRowState();
   Value numTiles =
-      countKeyTiles(b, op, buf, i0, batch, kTileQ, s.tileK, keyLength);
+      countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
+                    kTileQ, s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeResults(tileLoop);
   buf.replaceOp(b, op, launch);

@@ -172,8 +172,9 @@ LogicalResult Lowering::run() {
   computeRowIndices(launch);
   stageCoarseQueries();
   SmallVector<Value> init = loadRowState();
-  Value numTiles = nvvm::countKeyTiles(b, op, buf, i0, batch, s.tileQ,
-                                       s.tileK, keyLength);
+  Value numTiles =
+      nvvm::countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0,
+                          batch, s.tileQ, s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeRowResults(tileLoop);
   buf.replaceOp(b, op, launch);
@@ -705,14 +706,17 @@ struct HktNvvmLowerOnlineAttentionPass
       if (failed(shape) || failed(Lowering(op, *shape).run()))
         return signalPassFailure();
     }
-    WalkResult backward =
-        getOperation()->walk([](OnlineAttentionBackwardOp op) {
-          op.emitOpError(
-              "has no GPU lowering yet (the GPU path is inference only)");
-          return WalkResult::interrupt();
-        });
-    if (backward.wasInterrupted())
-      signalPassFailure();
+    SmallVector<OnlineAttentionBackwardOp> backwardOps;
+    getOperation()->walk(
+        [&](OnlineAttentionBackwardOp op) { backwardOps.push_back(op); });
+    for (OnlineAttentionBackwardOp op : backwardOps) {
+      if (precision != "bf16") {
+        op.emitOpError("has a GPU lowering only in bf16 (--precision bf16)");
+        return signalPassFailure();
+      }
+      if (failed(nvvm::lowerToFlashAttentionBackward(op, tileK)))
+        return signalPassFailure();
+    }
   }
 };
 } // namespace

@@ -1,4 +1,6 @@
 // RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-lower-online-attention="precision=bf16" | FileCheck %s
+// RUN: not hkt-opt %s --split-input-file --hkt-nvvm-lower-online-attention 2>&1 | FileCheck %s --check-prefix=F32BWD
+// F32BWD: error: 'hkt.online_attention_backward' op has a GPU lowering only in bf16 (--precision bf16)
 
 // The bf16 FlashAttention-2 kernel: two levels, causal, B = 1, T = 40,
 // D = 32, H = 2 (head width 16). One block of four warps (128 threads) per
@@ -60,4 +62,59 @@ func.func @odd_width(%q: tensor<1x40x24xf32>, %v: tensor<1x40x24xf32>, %a: tenso
   // expected-error @below {{cannot be lowered for the GPU in bf16: the head width must be a multiple of 16 up to 256 (got 24); use --precision f32}}
   %acc, %max, %sum = hkt.online_attention ins(%q : tensor<1x40x24xf32>) keys(%q : tensor<1x40x24xf32>) values(%v : tensor<1x40x24xf32>) outs(%a, %m, %s : tensor<1x40x24xf32>, tensor<1x1x40xf32>, tensor<1x1x40xf32>) {causal = true, factors = array<i64: 1>} -> tensor<1x40x24xf32>, tensor<1x1x40xf32>, tensor<1x1x40xf32>
   return %acc : tensor<1x40x24xf32>
+}
+
+// -----
+
+// The backward (FlashAttention-2 manner), two levels, causal, key lengths:
+// the gradients start as copies of their initial values, then two kernels
+// add to them.
+// CHECK-LABEL: func.func @backward
+// CHECK-COUNT-5: memref.copy
+//   attention_bwd_dkdv: a block per 64 keys; the keys and values once, then
+//   per 32-query tile the queries, dO, lse (+inf past the end) and delta.
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) function(@attention_bwd_dkdv)
+// CHECK: %[[KS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[DOS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloca() : memref<17x34xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[G:.+]] = memref.alloca() : memref<17x34xf32, #gpu.address_space<workgroup>>
+//   The query tiles from the block's diagonal: dV and dK0 in registers
+//   (two 16 x 8 fragments each at head width 16).
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+//   S^T = K Q^T and dP^T = V dO^T on mma.sync.
+// CHECK: nvgpu.ldmatrix %[[KS]]
+// CHECK: nvgpu.ldmatrix %[[QS]]{{.*}}transpose = false
+// CHECK: nvgpu.mma.sync
+// CHECK: nvgpu.ldmatrix %[[VS]]
+// CHECK: nvgpu.ldmatrix %[[DOS]]{{.*}}transpose = false
+// CHECK: nvgpu.mma.sync
+//   P from the saved lse; the coarse gradient block summed in shared memory.
+// CHECK: math.exp
+// CHECK: memref.atomic_rmw addf %{{.+}}, %[[G]]
+//   dV += P^T dO and dK0 += dS^T Q (dO and Q transposed by ldmatrix).
+// CHECK: nvgpu.ldmatrix %[[DOS]]{{.*}}transpose = true
+// CHECK: nvgpu.mma.sync
+// CHECK: nvgpu.ldmatrix %[[QS]]{{.*}}transpose = true
+// CHECK: nvgpu.mma.sync
+//   dQ^(1) and dK^(1) from the coarse block, by f32 atomics in global
+//   memory (coarse rows straddle tiles).
+// CHECK: memref.atomic_rmw addf %{{.+}}, %{{.+}} : (f32, memref<1x20x32xf32>)
+// CHECK: memref.atomic_rmw addf %{{.+}}, %{{.+}} : (f32, memref<1x20x32xf32>)
+// CHECK: scf.yield
+//   attention_bwd_dq: a block per 64 query rows, dQ0 = dS K in registers,
+//   written once (no atomics).
+// CHECK: gpu.launch {{.*}} function(@attention_bwd_dq)
+// CHECK: scf.for
+// CHECK: nvgpu.mma.sync
+// CHECK: math.exp
+// CHECK: nvgpu.ldmatrix {{.*}}transpose = true
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: scf.yield
+// CHECK-COUNT-5: bufferization.to_tensor
+func.func @backward(%q0: tensor<1x40x32xf32>, %q1: tensor<1x20x32xf32>, %k0: tensor<1x40x32xf32>, %k1: tensor<1x20x32xf32>, %v: tensor<1x40x32xf32>, %do: tensor<1x40x32xf32>, %lse: tensor<1x2x40xf32>, %delta: tensor<1x2x40xf32>, %len: tensor<1xi32>, %zq0: tensor<1x40x32xf32>, %zq1: tensor<1x20x32xf32>, %zk0: tensor<1x40x32xf32>, %zk1: tensor<1x20x32xf32>, %zv: tensor<1x40x32xf32>) -> (tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>) {
+  %dq:2, %dk:2, %dv = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) keys(%k0, %k1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) values(%v : tensor<1x40x32xf32>) grads(%do : tensor<1x40x32xf32>) stats(%lse, %delta : tensor<1x2x40xf32>, tensor<1x2x40xf32>) lengths(%len : tensor<1xi32>) outs(%zq0, %zq1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) key_grads(%zk0, %zk1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) value_grad(%zv : tensor<1x40x32xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x40x32xf32>, tensor<1x20x32xf32>), (tensor<1x40x32xf32>, tensor<1x20x32xf32>), tensor<1x40x32xf32>
+  return %dq#0, %dq#1, %dk#0, %dk#1, %dv : tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>
 }
