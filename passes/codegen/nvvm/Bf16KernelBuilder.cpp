@@ -16,7 +16,7 @@ using Target = NvvmTargetInfo;
 gpu::LaunchOp Bf16KernelBuilder::createLaunch(int64_t gridX, int64_t gridY,
                                               int64_t gridZ, StringRef name) {
   auto launch = gpu::LaunchOp::create(b, c(gridX), c(gridY), c(gridZ),
-                                      c(kThreads), c(1), c(1));
+                                      c(threads()), c(1), c(1));
   // Profilers and --kernel-report name the kernel for what it does.
   launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
   Block &body = launch.getBody().front();
@@ -42,7 +42,7 @@ Value Bf16KernelBuilder::sharedArray(int64_t rows, int64_t cols, Type type) {
 void Bf16KernelBuilder::stage(Value dst, Value src, Value batch, Value col0,
                               Value base, int64_t rows, int64_t limit,
                               int64_t d) {
-  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(kThreads));
+  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(threads()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value e = loop.getInductionVar();
@@ -60,7 +60,7 @@ void Bf16KernelBuilder::stage(Value dst, Value src, Value batch, Value col0,
 void Bf16KernelBuilder::stageRow(Value dst, Value src, Value batch, Value head,
                                  Value base, int64_t rows, int64_t limit,
                                  float pad) {
-  auto loop = scf::ForOp::create(b, tid, c(rows), c(kThreads));
+  auto loop = scf::ForOp::create(b, tid, c(rows), c(threads()));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value r = loop.getInductionVar();
@@ -132,7 +132,7 @@ Value Bf16KernelBuilder::quadReduce(Value x, bool max) {
 
 void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs, int64_t rq,
                                      int64_t rk, int64_t d) {
-  auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(kThreads));
+  auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(threads()));
   OpBuilder::InsertionGuard inner(b);
   b.setInsertionPointToStart(loop.getBody());
   Value e = loop.getInductionVar();

@@ -25,9 +25,8 @@ using Fragment = SmallVector<Value, 4>;
 
 class Bf16KernelBuilder {
 public:
-  /// Warps per block; each owns 16 rows (one mma row block).
+  /// Warps per block by default; each owns 16 rows (one mma row block).
   static constexpr int64_t kWarps = 4;
-  static constexpr int64_t kThreads = kWarps * NvvmTargetInfo::kWarpSize;
   static constexpr int64_t kBlockRows = kWarps * NvvmTargetInfo::kBf16MmaM;
   /// bf16 elements of padding after each row of an ldmatrix source: 16
   /// bytes keep the rows' addresses aligned and move consecutive rows to
@@ -43,8 +42,14 @@ public:
   }
 
 protected:
-  explicit Bf16KernelBuilder(Operation *op)
-      : b(op->getLoc(), op), f32(b.getF32Type()), bf16(b.getBF16Type()) {}
+  /// A builder of blocks of `warps` warps, at `op`.
+  explicit Bf16KernelBuilder(Operation *op, int64_t warps = kWarps)
+      : b(op->getLoc(), op), f32(b.getF32Type()), bf16(b.getBF16Type()),
+        warps(warps) {}
+
+  int64_t threads() const { return warps * NvvmTargetInfo::kWarpSize; }
+  /// Rows a block owns: 16 per warp.
+  int64_t blockRows() const { return warps * NvvmTargetInfo::kBf16MmaM; }
 
   Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
   Value cf(float v) {
@@ -59,7 +64,7 @@ protected:
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
   }
 
-  /// A launch of four-warp blocks named `name`; the builder is left inside
+  /// A launch of blocks of `warps` warps named `name`; the builder is left inside
   /// its body, and tid, lane, group and quad are set.
   gpu::LaunchOp createLaunch(int64_t gridX, int64_t gridY, int64_t gridZ,
                              StringRef name);
@@ -99,6 +104,7 @@ protected:
 
   ImplicitLocOpBuilder b;
   Type f32, bf16;
+  int64_t warps;
   /// The thread, its lane, and the lane's fragment row (group = lane / 4)
   /// and column pair (quad = lane % 4).
   Value tid, lane, group, quad, warp;

@@ -6,14 +6,16 @@
 // matrix in memory, at any level):
 //
 // - attention_bwd_dkdv: a block of four warps per (64 keys, head, batch),
-//   each warp owning 16 keys, loops over the query tiles that see them.
+//   each warp owning 16 keys, loops over the query tiles that see them
+//   (two or one warps a block where four do not fit in shared memory).
 //   Per tile: S^T = K Q^T (plus the coarse scores), P^T = exp(S^T - lse),
 //   dP^T = V dO^T, dS^T = P^T (dP^T - delta); dV += P^T dO and dK0 +=
 //   dS^T Q stay in registers. Each level >= 1's coarse gradient block
 //   G = sum of dS over f x f blocks is summed in shared memory and turned
 //   into dQ^(l) += G K^(l) and dK^(l) += G^T Q^(l) with f32 atomics (coarse
 //   rows straddle tiles).
-// - attention_bwd_dq: a block per 64 query rows recomputes P and dS for
+// - attention_bwd_dq: a block per 64 query rows (as many warps as the
+//   first kernel) recomputes P and dS for
 //   its rows and accumulates dQ0 = dS K in registers. A second pass rather
 //   than atomics: dQ0 is written once, deterministically, and the
 //   recomputation costs two of the five products.
@@ -39,15 +41,15 @@ using namespace mlir::hkt::nvvm;
 namespace {
 
 using Target = NvvmTargetInfo;
-constexpr int64_t kBlock = Bf16KernelBuilder::kBlockRows;
 constexpr int64_t kPad = Bf16KernelBuilder::kLdMatrixPad;
 constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 
 struct Shape {
   int64_t batch, heads, headDim, tq, tk;
-  /// The inner tile: query rows per step of attention_bwd_dkdv, keys per
-  /// step of attention_bwd_dq.
-  int64_t inner;
+  /// Warps per block and the rows (keys of attention_bwd_dkdv, queries of
+  /// attention_bwd_dq) a block owns, 16 per warp; the inner tile: query
+  /// rows per step of the first, keys per step of the second.
+  int64_t warps, block, inner;
   SmallVector<int64_t> factors;
 
   int64_t levels() const { return factors.size(); }
@@ -58,15 +60,15 @@ struct Shape {
   /// alignment of hkt-nvvm-align-workgroup-memory).
   int64_t sharedBytes() const {
     int64_t d = headDim, align = Target::kMmaFragmentAlignment;
-    int64_t dkdv = 2 * (kBlock + inner) * (d + kPad) * 2 + 2 * inner * 4 +
+    int64_t dkdv = 2 * (block + inner) * (d + kPad) * 2 + 2 * inner * 4 +
                    6 * align;
-    int64_t dq = 2 * (kBlock + inner) * (d + kPad) * 2 + 4 * align;
+    int64_t dq = 2 * (block + inner) * (d + kPad) * 2 + 4 * align;
     for (int64_t l = 1; l < levels(); ++l) {
       int64_t f = factors[l];
-      int64_t rq = coarse(inner, f), rk = coarse(kBlock, f);
+      int64_t rq = coarse(inner, f), rk = coarse(block, f);
       dkdv += (rq + rk) * (d + kCoarsePad) * 2 + 2 * rq * (rk + 1) * 4 +
               4 * align;
-      rq = coarse(kBlock, f), rk = coarse(inner, f);
+      rq = coarse(block, f), rk = coarse(inner, f);
       dq += (rq + rk) * (d + kCoarsePad) * 2 + rq * (rk + 1) * 4 + 3 * align;
     }
     return std::max(dkdv, dq);
@@ -84,7 +86,7 @@ struct Buffers {
 class KernelBase : protected Bf16KernelBuilder {
 protected:
   KernelBase(OnlineAttentionBackwardOp op, const Shape &s, const Buffers &buf)
-      : Bf16KernelBuilder(op), op(op), s(s), buf(buf) {}
+      : Bf16KernelBuilder(op, s.warps), op(op), s(s), buf(buf) {}
 
   /// Whether key j is live for query i (masked entries have P = 0).
   Value live(Value i, Value j) {
@@ -150,17 +152,17 @@ private:
 
 void KeyValueKernel::build() {
   int64_t d = s.headDim;
-  int64_t keyTiles = (s.tk + kBlock - 1) / kBlock;
+  int64_t keyTiles = (s.tk + s.block - 1) / s.block;
   gpu::LaunchOp launch =
       createLaunch(keyTiles, s.heads, s.batch, "attention_bwd_dkdv");
   (void)launch;
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   col0 = mul(head, d);
-  j0 = mul(launch.getBlockIds().x, kBlock);
+  j0 = mul(launch.getBlockIds().x, s.block);
   warpKey0 = mul(warp, Target::kBf16MmaM);
-  keyTile = sharedArray(kBlock, d + kPad, bf16);
-  valueTile = sharedArray(kBlock, d + kPad, bf16);
+  keyTile = sharedArray(s.block, d + kPad, bf16);
+  valueTile = sharedArray(s.block, d + kPad, bf16);
   queryTile = sharedArray(s.inner, d + kPad, bf16);
   doutTile = sharedArray(s.inner, d + kPad, bf16);
   lseTile = sharedArray(1, s.inner, f32);
@@ -173,20 +175,20 @@ void KeyValueKernel::build() {
   kBase.resize(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(kBlock, f);
+    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
     coarseQ[l] = sharedArray(rq, d + kCoarsePad, bf16);
     coarseK[l] = sharedArray(rk, d + kCoarsePad, bf16);
     coarseS[l] = sharedArray(rq, rk + 1, f32);
     coarseG[l] = sharedArray(rq, rk + 1, f32);
   }
   // The block's keys and values, once; each level's coarse keys too.
-  stage(keyTile, buf.keys[0], batch, col0, j0, kBlock, s.tk, d);
-  stage(valueTile, buf.value, batch, col0, j0, kBlock, s.tk, d);
+  stage(keyTile, buf.keys[0], batch, col0, j0, s.block, s.tk, d);
+  stage(valueTile, buf.value, batch, col0, j0, s.block, s.tk, d);
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     kBase[l] = div(j0, f);
     stage(coarseK[l], buf.keys[l], batch, col0, kBase[l],
-          Shape::coarse(kBlock, f),
+          Shape::coarse(s.block, f),
           cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
   }
   loadKeyLength(batch);
@@ -307,9 +309,9 @@ void KeyValueKernel::stageQueryTile(Value i0) {
 void KeyValueKernel::computeCoarse(Value i0) {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(kBlock, f);
+    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
     coarseBlock(coarseQ[l], coarseK[l], coarseS[l], rq, rk, s.headDim);
-    auto zero = scf::ForOp::create(b, tid, c(rq * (rk + 1)), c(kThreads));
+    auto zero = scf::ForOp::create(b, tid, c(rq * (rk + 1)), c(threads()));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(zero.getBody());
     Value e = zero.getInductionVar();
@@ -339,14 +341,14 @@ void KeyValueKernel::accumulateCoarseGradients() {
   int64_t d = s.headDim;
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(kBlock, f);
+    int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
     for (bool toQuery : {true, false}) {
       int64_t rows = toQuery ? rq : rk, over = toQuery ? rk : rq;
       Value other = toQuery ? coarseK[l] : coarseQ[l];
       Value dst = toQuery ? buf.dqueries[l] : buf.dkeys[l];
       Value base = toQuery ? qBase[l] : kBase[l];
       int64_t limit = cast<MemRefType>(dst.getType()).getDimSize(1);
-      auto loop = scf::ForOp::create(b, tid, c(rows * d), c(kThreads));
+      auto loop = scf::ForOp::create(b, tid, c(rows * d), c(threads()));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value e = loop.getInductionVar();
@@ -381,23 +383,23 @@ public:
 
 void QueryKernel::build() {
   int64_t d = s.headDim;
-  int64_t queryTiles = (s.tq + kBlock - 1) / kBlock;
+  int64_t queryTiles = (s.tq + s.block - 1) / s.block;
   gpu::LaunchOp launch =
       createLaunch(queryTiles, s.heads, s.batch, "attention_bwd_dq");
   Value head = launch.getBlockIds().y;
   Value batch = launch.getBlockIds().z;
   Value col0 = mul(head, d);
-  Value i0 = mul(launch.getBlockIds().x, kBlock);
+  Value i0 = mul(launch.getBlockIds().x, s.block);
   Value warpRow0 = mul(warp, Target::kBf16MmaM);
-  Value queryTile = sharedArray(kBlock, d + kPad, bf16);
-  Value doutTile = sharedArray(kBlock, d + kPad, bf16);
+  Value queryTile = sharedArray(s.block, d + kPad, bf16);
+  Value doutTile = sharedArray(s.block, d + kPad, bf16);
   Value keyTile = sharedArray(s.inner, d + kPad, bf16);
   Value valueTile = sharedArray(s.inner, d + kPad, bf16);
   SmallVector<Value> coarseQ(s.levels()), coarseK(s.levels()),
       coarseS(s.levels()), qBase(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    int64_t rq = Shape::coarse(kBlock, f), rk = Shape::coarse(s.inner, f);
+    int64_t rq = Shape::coarse(s.block, f), rk = Shape::coarse(s.inner, f);
     coarseQ[l] = sharedArray(rq, d + kCoarsePad, bf16);
     coarseK[l] = sharedArray(rk, d + kCoarsePad, bf16);
     coarseS[l] = sharedArray(rq, rk + 1, f32);
@@ -405,8 +407,8 @@ void QueryKernel::build() {
     stage(coarseQ[l], buf.queries[l], batch, col0, qBase[l], rq,
           cast<MemRefType>(buf.queries[l].getType()).getDimSize(1), d);
   }
-  stage(queryTile, buf.queries[0], batch, col0, i0, kBlock, s.tq, d);
-  stage(doutTile, buf.dout, batch, col0, i0, kBlock, s.tq, d);
+  stage(queryTile, buf.queries[0], batch, col0, i0, s.block, s.tq, d);
+  stage(doutTile, buf.dout, batch, col0, i0, s.block, s.tq, d);
   gpu::BarrierOp::create(b);
   // The warp's queries and output gradients as A fragments, once.
   SmallVector<Value> qA, doA;
@@ -424,7 +426,7 @@ void QueryKernel::build() {
   }
   Value numTiles =
       countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
-                    kBlock, s.inner, keyLength);
+                    s.block, s.inner, keyLength);
   SmallVector<Value> init((d / Target::kBf16MmaN) * 4, cf(0.0f));
   auto loop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
   {
@@ -444,7 +446,7 @@ void QueryKernel::build() {
     gpu::BarrierOp::create(b);
     for (int64_t l = 1; l < s.levels(); ++l)
       coarseBlock(coarseQ[l], coarseK[l], coarseS[l],
-                  Shape::coarse(kBlock, s.factors[l]),
+                  Shape::coarse(s.block, s.factors[l]),
                   Shape::coarse(s.inner, s.factors[l]), d);
     gpu::BarrierOp::create(b);
     Value quad2 = mul(quad, 2);
@@ -533,15 +535,23 @@ FailureOr<Shape> kernelShape(OnlineAttentionBackwardOp op, int64_t tile) {
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << ")";
-  s.inner = std::max<int64_t>(Target::kBf16MmaK,
-                              tile / Target::kBf16MmaK * Target::kBf16MmaK);
-  while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
-         s.inner > Target::kBf16MmaK)
-    s.inner = std::max<int64_t>(
-        Target::kBf16MmaK, s.inner / 2 / Target::kBf16MmaK * Target::kBf16MmaK);
+  // Four warps a block and the inner tile asked for; smaller inner tiles,
+  // then fewer warps (d = 128), until the shared arrays fit.
+  for (s.warps = Bf16KernelBuilder::kWarps; s.warps >= 1; s.warps /= 2) {
+    s.block = s.warps * Target::kBf16MmaM;
+    s.inner = std::max<int64_t>(Target::kBf16MmaK,
+                                tile / Target::kBf16MmaK * Target::kBf16MmaK);
+    while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
+           s.inner > Target::kBf16MmaK)
+      s.inner = std::max<int64_t>(Target::kBf16MmaK, s.inner / 2 /
+                                                         Target::kBf16MmaK *
+                                                         Target::kBf16MmaK);
+    if (s.sharedBytes() <= Target::kStaticSharedMemoryBytes || s.warps == 1)
+      break;
+  }
   if (s.sharedBytes() > Target::kStaticSharedMemoryBytes)
-    return fail("even an inner tile of ")
-           << s.inner << " needs " << s.sharedBytes()
+    return fail("even one warp a block and an inner tile of ")
+           << s.inner << " need " << s.sharedBytes()
            << " bytes of shared memory, more than the "
            << Target::kStaticSharedMemoryBytes / 1024
            << " KiB of a block (dynamic shared memory is not built yet)";
