@@ -11,7 +11,8 @@
 #   scripts/gpu-check.sh run       on the GPU machine, from the repository
 #                                  root with gpu-check/ carried: the grid
 #                                  against the float64 reference (f32 at 1e-4,
-#                                  tf32 at 3e-3), then the benchmark table
+#                                  tf32 at 3e-3, bf16 at 2e-2), then the
+#                                  benchmark table
 #                                  (scripts/gpu_bench.py), in well under 8
 #                                  minutes; the table also goes to
 #                                  $OUT/gpu-table.md when OUT is set

@@ -62,10 +62,11 @@ def parse_args(argv):
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
     ap.add_argument("--target", default="cpu",
-                    choices=("cpu", "gpu-emulation"),
-                    help="hkt-compile --target (gpu-emulation: the NVVM "
-                         "path's kernels on CPU threads; needs --precision "
-                         "bf16 and the fused pipeline)")
+                    choices=("cpu", "nvvm", "gpu-emulation"),
+                    help="hkt-compile --target (nvvm: on a GPU; "
+                         "gpu-emulation: the NVVM path's kernels on CPU "
+                         "threads; both need --precision bf16 and the fused "
+                         "pipeline)")
     ap.add_argument("--precision", default="f32", choices=("f32", "bf16"),
                     help="hkt-compile --precision (gpu-emulation)")
     ap.add_argument("--tile-q", type=int)
