@@ -138,6 +138,19 @@ public:
   void build();
 
 private:
+  void allocateSharedArrays();
+  void stageKeyBlock();
+  Value firstQueryTile(int64_t queryTiles);
+  /// One query tile: P, dS, the coarse gradient blocks; returns dV and
+  /// dK0 updated.
+  SmallVector<Value> tileStep(Value i0, ValueRange acc);
+  /// P^T and dS^T of the tile from S^T and dP^T, each level's coarse
+  /// gradient block summed in shared memory.
+  void probabilitiesAndGradients(Value i0, ArrayRef<Fragment> scores,
+                                 ArrayRef<Fragment> dp,
+                                 SmallVector<Fragment> &p,
+                                 SmallVector<Fragment> &ds);
+  void storeKeyGradients(scf::ForOp loop);
   void stageQueryTile(Value i0);
   void computeCoarse(Value i0);
   void accumulateCoarseGradients();
@@ -155,12 +168,30 @@ void KeyValueKernel::build() {
   int64_t keyTiles = (s.tk + s.block - 1) / s.block;
   gpu::LaunchOp launch =
       createLaunch(keyTiles, s.heads, s.batch, "attention_bwd_dkdv");
-  (void)launch;
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   col0 = mul(head, d);
   j0 = mul(launch.getBlockIds().x, s.block);
   warpKey0 = mul(warp, Target::kBf16MmaM);
+  allocateSharedArrays();
+  stageKeyBlock();
+  loadKeyLength(batch);
+  int64_t queryTiles = (s.tq + s.inner - 1) / s.inner;
+  int64_t accCount = 2 * (d / Target::kBf16MmaN) * 4;
+  SmallVector<Value> init(accCount, cf(0.0f));
+  auto loop = scf::ForOp::create(b, firstQueryTile(queryTiles), c(queryTiles),
+                                 c(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i0 = mul(loop.getInductionVar(), s.inner);
+    scf::YieldOp::create(b, tileStep(i0, loop.getRegionIterArgs()));
+  }
+  storeKeyGradients(loop);
+}
+
+void KeyValueKernel::allocateSharedArrays() {
+  int64_t d = s.headDim;
   keyTile = sharedArray(s.block, d + kPad, bf16);
   valueTile = sharedArray(s.block, d + kPad, bf16);
   queryTile = sharedArray(s.inner, d + kPad, bf16);
@@ -181,7 +212,11 @@ void KeyValueKernel::build() {
     coarseS[l] = sharedArray(rq, rk + 1, f32);
     coarseG[l] = sharedArray(rq, rk + 1, f32);
   }
-  // The block's keys and values, once; each level's coarse keys too.
+}
+
+/// The block's keys and values, once; each level's coarse keys too.
+void KeyValueKernel::stageKeyBlock() {
+  int64_t d = s.headDim;
   stage(keyTile, buf.keys[0], batch, col0, j0, s.block, s.tk, d);
   stage(valueTile, buf.value, batch, col0, j0, s.block, s.tk, d);
   for (int64_t l = 1; l < s.levels(); ++l) {
@@ -191,85 +226,95 @@ void KeyValueKernel::build() {
           Shape::coarse(s.block, f),
           cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
   }
-  loadKeyLength(batch);
-  // The query tiles that see these keys: none above them (causal), none
-  // at all if they are past the key length.
-  int64_t queryTiles = (s.tq + s.inner - 1) / s.inner;
+}
+
+/// The first query tile that sees these keys: none above them (causal),
+/// none at all if they are past the key length.
+Value KeyValueKernel::firstQueryTile(int64_t queryTiles) {
   Value first = c(0);
   if (op.getCausal())
     first = arith::MinUIOp::create(b, div(j0, s.inner), c(queryTiles));
   if (keyLength)
-    first = arith::SelectOp::create(
-        b, lt(j0, keyLength), first, c(queryTiles));
-  int64_t accCount = 2 * (d / Target::kBf16MmaN) * 4;
-  SmallVector<Value> init(accCount, cf(0.0f));
-  auto loop = scf::ForOp::create(b, first, c(queryTiles), c(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value i0 = mul(loop.getInductionVar(), s.inner);
-    stageQueryTile(i0);
-    gpu::BarrierOp::create(b);
-    computeCoarse(i0);
-    gpu::BarrierOp::create(b);
-    SmallVector<Fragment> scores = product(keyTile, queryTile);
-    SmallVector<Fragment> dp = product(valueTile, doutTile);
-    // Element e of fragment n: key j0 + warpKey0 + g + 8 (e / 2), query
-    // i0 + 8n + 2q + e % 2.
-    Value quad2 = mul(quad, 2);
-    SmallVector<Fragment> p(scores.size()), ds(scores.size());
-    for (size_t n = 0; n < scores.size(); ++n)
-      for (int64_t e = 0; e < 4; ++e) {
-        Value key = add(add(j0, warpKey0), add(group, 8 * (e / 2)));
-        Value col = add(quad2, int64_t(n) * Target::kBf16MmaN + e % 2);
-        Value query = add(i0, col);
-        Value score = scores[n][e];
-        for (int64_t l = 1; l < s.levels(); ++l) {
-          int64_t f = s.factors[l];
-          Value I = arith::SubIOp::create(b, div(query, f), qBase[l]);
-          Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
-          score = arith::AddFOp::create(
-              b, score, memref::LoadOp::create(b, coarseS[l], ValueRange{I, J}));
-        }
-        Value lse = memref::LoadOp::create(b, lseTile, ValueRange{c(0), col});
-        Value delta =
-            memref::LoadOp::create(b, deltaTile, ValueRange{c(0), col});
-        p[n].push_back(probability(score, lse, live(query, key)));
-        ds[n].push_back(arith::MulFOp::create(
-            b, p[n][e], arith::SubFOp::create(b, dp[n][e], delta)));
-        for (int64_t l = 1; l < s.levels(); ++l) {
-          int64_t f = s.factors[l];
-          Value I = arith::SubIOp::create(b, div(query, f), qBase[l]);
-          Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
-          memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, ds[n][e],
-                                      coarseG[l], ValueRange{I, J});
-        }
+    first =
+        arith::SelectOp::create(b, lt(j0, keyLength), first, c(queryTiles));
+  return first;
+}
+
+SmallVector<Value> KeyValueKernel::tileStep(Value i0, ValueRange acc) {
+  int64_t d = s.headDim;
+  stageQueryTile(i0);
+  gpu::BarrierOp::create(b);
+  computeCoarse(i0);
+  gpu::BarrierOp::create(b);
+  SmallVector<Fragment> scores = product(keyTile, queryTile);
+  SmallVector<Fragment> dp = product(valueTile, doutTile);
+  SmallVector<Fragment> p, ds;
+  probabilitiesAndGradients(i0, scores, dp, p, ds);
+  // dV += P^T dO and dK0 += dS^T Q: the queries are the k dimension.
+  SmallVector<Value> next;
+  for (auto [which, lhs, rhs] :
+       {std::tuple{0, &p, doutTile}, std::tuple{1, &ds, queryTile}}) {
+    SmallVector<Value> a;
+    for (size_t n = 0; n + 1 < lhs->size(); n += 2)
+      a.push_back(packA((*lhs)[n], (*lhs)[n + 1]));
+    for (int64_t n = 0; n < d / Target::kBf16MmaN; ++n) {
+      int64_t at = (which * (d / Target::kBf16MmaN) + n) * 4;
+      Fragment o(acc.begin() + at, acc.begin() + at + 4);
+      for (int64_t kk = 0; kk < s.inner / Target::kBf16MmaK; ++kk)
+        o = mma(a[kk],
+                loadBCols(rhs, kk * Target::kBf16MmaK, n * Target::kBf16MmaN),
+                o);
+      llvm::append_range(next, o);
+    }
+  }
+  gpu::BarrierOp::create(b);
+  accumulateCoarseGradients();
+  // The next tile overwrites the shared arrays.
+  gpu::BarrierOp::create(b);
+  return next;
+}
+
+/// Element e of fragment n: key j0 + warpKey0 + g + 8 (e / 2), query
+/// i0 + 8n + 2q + e % 2.
+void KeyValueKernel::probabilitiesAndGradients(Value i0,
+                                               ArrayRef<Fragment> scores,
+                                               ArrayRef<Fragment> dp,
+                                               SmallVector<Fragment> &p,
+                                               SmallVector<Fragment> &ds) {
+  Value quad2 = mul(quad, 2);
+  p.resize(scores.size());
+  ds.resize(scores.size());
+  for (size_t n = 0; n < scores.size(); ++n)
+    for (int64_t e = 0; e < 4; ++e) {
+      Value key = add(add(j0, warpKey0), add(group, 8 * (e / 2)));
+      Value col = add(quad2, int64_t(n) * Target::kBf16MmaN + e % 2);
+      Value query = add(i0, col);
+      Value score = scores[n][e];
+      for (int64_t l = 1; l < s.levels(); ++l) {
+        int64_t f = s.factors[l];
+        Value I = arith::SubIOp::create(b, div(query, f), qBase[l]);
+        Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
+        score = arith::AddFOp::create(
+            b, score, memref::LoadOp::create(b, coarseS[l], ValueRange{I, J}));
       }
-    // dV += P^T dO and dK0 += dS^T Q: the queries are the k dimension.
-    ValueRange acc = loop.getRegionIterArgs();
-    SmallVector<Value> next;
-    for (auto [which, lhs, rhs] :
-         {std::tuple{0, &p, doutTile}, std::tuple{1, &ds, queryTile}}) {
-      SmallVector<Value> a;
-      for (size_t n = 0; n + 1 < lhs->size(); n += 2)
-        a.push_back(packA((*lhs)[n], (*lhs)[n + 1]));
-      for (int64_t n = 0; n < d / Target::kBf16MmaN; ++n) {
-        int64_t at = (which * (d / Target::kBf16MmaN) + n) * 4;
-        Fragment o(acc.begin() + at, acc.begin() + at + 4);
-        for (int64_t kk = 0; kk < s.inner / Target::kBf16MmaK; ++kk)
-          o = mma(a[kk],
-                  loadBCols(rhs, kk * Target::kBf16MmaK, n * Target::kBf16MmaN),
-                  o);
-        llvm::append_range(next, o);
+      Value lse = memref::LoadOp::create(b, lseTile, ValueRange{c(0), col});
+      Value delta = memref::LoadOp::create(b, deltaTile, ValueRange{c(0), col});
+      p[n].push_back(probability(score, lse, live(query, key)));
+      ds[n].push_back(arith::MulFOp::create(
+          b, p[n][e], arith::SubFOp::create(b, dp[n][e], delta)));
+      for (int64_t l = 1; l < s.levels(); ++l) {
+        int64_t f = s.factors[l];
+        Value I = arith::SubIOp::create(b, div(query, f), qBase[l]);
+        Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
+        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, ds[n][e],
+                                    coarseG[l], ValueRange{I, J});
       }
     }
-    gpu::BarrierOp::create(b);
-    accumulateCoarseGradients();
-    // The next tile overwrites the shared arrays.
-    gpu::BarrierOp::create(b);
-    scf::YieldOp::create(b, next);
-  }
-  // The block owns its keys: dV and dK0 added once.
+}
+
+/// The block owns its keys: dV and dK0 added once.
+void KeyValueKernel::storeKeyGradients(scf::ForOp loop) {
+  int64_t d = s.headDim;
   Value quad2 = mul(quad, 2);
   for (int64_t h = 0; h < 2; ++h) {
     Value key = add(add(j0, warpKey0), add(group, 8 * h));
@@ -379,6 +424,24 @@ public:
   QueryKernel(OnlineAttentionBackwardOp op, const Shape &s, const Buffers &buf)
       : KernelBase(op, s, buf) {}
   void build();
+
+private:
+  void stageQueryBlock();
+  void loadRowState();
+  /// One key tile: dS of the warp's rows, then dQ0 += dS K; returns the
+  /// accumulator updated.
+  SmallVector<Value> tileStep(Value j0, ValueRange acc);
+  /// dS = P (dP - delta) of one 16 x 8 fragment of keys from `n`.
+  Fragment gradientOfScores(Value j0, int64_t n, ArrayRef<Value> kBase);
+  void storeQueryGradients(scf::ForOp loop);
+
+  Value head, batch, col0, i0, warpRow0;
+  Value queryTile, doutTile, keyTile, valueTile;
+  SmallVector<Value> coarseQ, coarseK, coarseS, qBase;
+  /// The warp's queries and output gradients as A fragments, once.
+  SmallVector<Value> qA, doA;
+  /// The lane's two rows, their lse and delta.
+  Value rows[2], lse[2], delta[2];
 };
 
 void QueryKernel::build() {
@@ -386,17 +449,39 @@ void QueryKernel::build() {
   int64_t queryTiles = (s.tq + s.block - 1) / s.block;
   gpu::LaunchOp launch =
       createLaunch(queryTiles, s.heads, s.batch, "attention_bwd_dq");
-  Value head = launch.getBlockIds().y;
-  Value batch = launch.getBlockIds().z;
-  Value col0 = mul(head, d);
-  Value i0 = mul(launch.getBlockIds().x, s.block);
-  Value warpRow0 = mul(warp, Target::kBf16MmaM);
-  Value queryTile = sharedArray(s.block, d + kPad, bf16);
-  Value doutTile = sharedArray(s.block, d + kPad, bf16);
-  Value keyTile = sharedArray(s.inner, d + kPad, bf16);
-  Value valueTile = sharedArray(s.inner, d + kPad, bf16);
-  SmallVector<Value> coarseQ(s.levels()), coarseK(s.levels()),
-      coarseS(s.levels()), qBase(s.levels());
+  head = launch.getBlockIds().y;
+  batch = launch.getBlockIds().z;
+  col0 = mul(head, d);
+  i0 = mul(launch.getBlockIds().x, s.block);
+  warpRow0 = mul(warp, Target::kBf16MmaM);
+  stageQueryBlock();
+  loadRowState();
+  Value numTiles =
+      countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
+                    s.block, s.inner, keyLength);
+  SmallVector<Value> init((d / Target::kBf16MmaN) * 4, cf(0.0f));
+  auto loop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j0 = mul(loop.getInductionVar(), s.inner);
+    scf::YieldOp::create(b, tileStep(j0, loop.getRegionIterArgs()));
+  }
+  storeQueryGradients(loop);
+}
+
+/// The block's queries and output gradients and each level's coarse
+/// queries, once; the key tiles' arrays.
+void QueryKernel::stageQueryBlock() {
+  int64_t d = s.headDim;
+  queryTile = sharedArray(s.block, d + kPad, bf16);
+  doutTile = sharedArray(s.block, d + kPad, bf16);
+  keyTile = sharedArray(s.inner, d + kPad, bf16);
+  valueTile = sharedArray(s.inner, d + kPad, bf16);
+  coarseQ.resize(s.levels());
+  coarseK.resize(s.levels());
+  coarseS.resize(s.levels());
+  qBase.resize(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     int64_t rq = Shape::coarse(s.block, f), rk = Shape::coarse(s.inner, f);
@@ -410,13 +495,13 @@ void QueryKernel::build() {
   stage(queryTile, buf.queries[0], batch, col0, i0, s.block, s.tq, d);
   stage(doutTile, buf.dout, batch, col0, i0, s.block, s.tq, d);
   gpu::BarrierOp::create(b);
-  // The warp's queries and output gradients as A fragments, once.
-  SmallVector<Value> qA, doA;
-  for (int64_t k = 0; k < d; k += Target::kBf16MmaK) {
+}
+
+void QueryKernel::loadRowState() {
+  for (int64_t k = 0; k < s.headDim; k += Target::kBf16MmaK) {
     qA.push_back(loadA(queryTile, warpRow0, k));
     doA.push_back(loadA(doutTile, warpRow0, k));
   }
-  Value rows[2], lse[2], delta[2];
   for (int64_t h = 0; h < 2; ++h) {
     rows[h] = add(add(i0, warpRow0), add(group, 8 * h));
     Value rowC = arith::MinUIOp::create(b, rows[h], c(s.tq - 1));
@@ -424,81 +509,80 @@ void QueryKernel::build() {
     delta[h] =
         memref::LoadOp::create(b, buf.delta, ValueRange{batch, head, rowC});
   }
-  Value numTiles =
-      countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
-                    s.block, s.inner, keyLength);
-  SmallVector<Value> init((d / Target::kBf16MmaN) * 4, cf(0.0f));
-  auto loop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j0 = mul(loop.getInductionVar(), s.inner);
-    stage(keyTile, buf.keys[0], batch, col0, j0, s.inner, s.tk, d);
-    stage(valueTile, buf.value, batch, col0, j0, s.inner, s.tk, d);
-    SmallVector<Value> kBase(s.levels());
+}
+
+SmallVector<Value> QueryKernel::tileStep(Value j0, ValueRange acc) {
+  int64_t d = s.headDim;
+  stage(keyTile, buf.keys[0], batch, col0, j0, s.inner, s.tk, d);
+  stage(valueTile, buf.value, batch, col0, j0, s.inner, s.tk, d);
+  SmallVector<Value> kBase(s.levels());
+  for (int64_t l = 1; l < s.levels(); ++l) {
+    int64_t f = s.factors[l];
+    kBase[l] = div(j0, f);
+    stage(coarseK[l], buf.keys[l], batch, col0, kBase[l],
+          Shape::coarse(s.inner, f),
+          cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
+  }
+  gpu::BarrierOp::create(b);
+  for (int64_t l = 1; l < s.levels(); ++l)
+    coarseBlock(coarseQ[l], coarseK[l], coarseS[l],
+                Shape::coarse(s.block, s.factors[l]),
+                Shape::coarse(s.inner, s.factors[l]), d);
+  gpu::BarrierOp::create(b);
+  SmallVector<Fragment> ds;
+  for (int64_t n = 0; n < s.inner; n += Target::kBf16MmaN)
+    ds.push_back(gradientOfScores(j0, n, kBase));
+  // dQ0 += dS K: the keys are the k dimension.
+  SmallVector<Value> a, next;
+  for (size_t n = 0; n + 1 < ds.size(); n += 2)
+    a.push_back(packA(ds[n], ds[n + 1]));
+  for (int64_t n = 0; n < d / Target::kBf16MmaN; ++n) {
+    Fragment o(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
+    for (int64_t kk = 0; kk < s.inner / Target::kBf16MmaK; ++kk)
+      o = mma(a[kk],
+              loadBCols(keyTile, kk * Target::kBf16MmaK, n * Target::kBf16MmaN),
+              o);
+    llvm::append_range(next, o);
+  }
+  // The next tile overwrites the shared arrays.
+  gpu::BarrierOp::create(b);
+  return next;
+}
+
+Fragment QueryKernel::gradientOfScores(Value j0, int64_t n,
+                                       ArrayRef<Value> kBase) {
+  Fragment score(4, cf(0.0f)), dp(4, cf(0.0f));
+  for (size_t kk = 0; kk < qA.size(); ++kk) {
+    score = mma(qA[kk], loadBRows(keyTile, n, kk * Target::kBf16MmaK), score);
+    dp = mma(doA[kk], loadBRows(valueTile, n, kk * Target::kBf16MmaK), dp);
+  }
+  Value quad2 = mul(quad, 2);
+  Fragment ds;
+  for (int64_t e = 0; e < 4; ++e) {
+    Value key = add(j0, add(quad2, n + e % 2));
+    Value x = score[e];
     for (int64_t l = 1; l < s.levels(); ++l) {
       int64_t f = s.factors[l];
-      kBase[l] = div(j0, f);
-      stage(coarseK[l], buf.keys[l], batch, col0, kBase[l],
-            Shape::coarse(s.inner, f),
-            cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
+      Value I = arith::SubIOp::create(b, div(rows[e / 2], f), qBase[l]);
+      Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
+      x = arith::AddFOp::create(
+          b, x, memref::LoadOp::create(b, coarseS[l], ValueRange{I, J}));
     }
-    gpu::BarrierOp::create(b);
-    for (int64_t l = 1; l < s.levels(); ++l)
-      coarseBlock(coarseQ[l], coarseK[l], coarseS[l],
-                  Shape::coarse(s.block, s.factors[l]),
-                  Shape::coarse(s.inner, s.factors[l]), d);
-    gpu::BarrierOp::create(b);
-    Value quad2 = mul(quad, 2);
-    SmallVector<Fragment> ds;
-    for (int64_t n = 0; n < s.inner; n += Target::kBf16MmaN) {
-      Fragment score(4, cf(0.0f)), dp(4, cf(0.0f));
-      for (size_t kk = 0; kk < qA.size(); ++kk) {
-        score = mma(qA[kk], loadBRows(keyTile, n, kk * Target::kBf16MmaK),
-                    score);
-        dp = mma(doA[kk], loadBRows(valueTile, n, kk * Target::kBf16MmaK), dp);
-      }
-      Fragment frag;
-      for (int64_t e = 0; e < 4; ++e) {
-        Value key = add(j0, add(quad2, n + e % 2));
-        Value x = score[e];
-        for (int64_t l = 1; l < s.levels(); ++l) {
-          int64_t f = s.factors[l];
-          Value I = arith::SubIOp::create(b, div(rows[e / 2], f), qBase[l]);
-          Value J = arith::SubIOp::create(b, div(key, f), kBase[l]);
-          x = arith::AddFOp::create(
-              b, x, memref::LoadOp::create(b, coarseS[l], ValueRange{I, J}));
-        }
-        Value p = probability(x, lse[e / 2], live(rows[e / 2], key));
-        frag.push_back(arith::MulFOp::create(
-            b, p, arith::SubFOp::create(b, dp[e], delta[e / 2])));
-      }
-      ds.push_back(frag);
-    }
-    // dQ0 += dS K: the keys are the k dimension.
-    SmallVector<Value> next;
-    ValueRange acc = loop.getRegionIterArgs();
-    SmallVector<Value> a;
-    for (size_t n = 0; n + 1 < ds.size(); n += 2)
-      a.push_back(packA(ds[n], ds[n + 1]));
-    for (int64_t n = 0; n < d / Target::kBf16MmaN; ++n) {
-      Fragment o(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
-      for (int64_t kk = 0; kk < s.inner / Target::kBf16MmaK; ++kk)
-        o = mma(a[kk],
-                loadBCols(keyTile, kk * Target::kBf16MmaK,
-                          n * Target::kBf16MmaN),
-                o);
-      llvm::append_range(next, o);
-    }
-    gpu::BarrierOp::create(b);
-    scf::YieldOp::create(b, next);
+    Value p = probability(x, lse[e / 2], live(rows[e / 2], key));
+    ds.push_back(arith::MulFOp::create(
+        b, p, arith::SubFOp::create(b, dp[e], delta[e / 2])));
   }
+  return ds;
+}
+
+/// The block owns its rows: dQ0 added once.
+void QueryKernel::storeQueryGradients(scf::ForOp loop) {
   Value quad2 = mul(quad, 2);
   for (int64_t h = 0; h < 2; ++h) {
     auto inside = scf::IfOp::create(b, lt(rows[h], c(s.tq)), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&inside.getThenRegion().front());
-    for (int64_t n = 0; n < d / Target::kBf16MmaN; ++n)
+    for (int64_t n = 0; n < s.headDim / Target::kBf16MmaN; ++n)
       for (int64_t e = 2 * h; e < 2 * h + 2; ++e) {
         Value col = add(add(col0, quad2), n * Target::kBf16MmaN + e % 2);
         accumulate(buf.dqueries[0], ValueRange{batch, rows[h], col},
