@@ -97,6 +97,38 @@ else:
 llvm_config.with_system_environment(["CUDA_HOME", "CUDA_VISIBLE_DEVICES"])
 
 
+# `cuda-sass`: cuobjdump and nvdisasm (CUDA 13's toolkit here has neither;
+# the PyPI wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm do), found
+# in $HKT_CUDA_SASS_TOOLS, on PATH or in the wheels' nvidia/cu13/bin of this
+# Python: the SASS of the bf16 kernels must show the tensor cores (HMMA).
+def cuda_sass_tools():
+    import shutil
+    import site
+    dirs = [os.environ.get("HKT_CUDA_SASS_TOOLS", "")]
+    dirs += [os.path.dirname(shutil.which("cuobjdump") or "")]
+    for packages in site.getsitepackages() + [site.getusersitepackages()]:
+        dirs.append(os.path.join(packages, "nvidia", "cu13", "bin"))
+    for d in dirs:
+        if d and all(os.access(os.path.join(d, t), os.X_OK)
+                     for t in ("cuobjdump", "nvdisasm")):
+            return d
+    return None
+
+
+sass_tools = cuda_sass_tools()
+if sass_tools and "cuda-toolkit" in config.available_features:
+    config.available_features.add("cuda-sass")
+    config.substitutions.append(("%cuobjdump",
+                                 os.path.join(sass_tools, "cuobjdump")))
+    config.environment["PATH"] = sass_tools + os.pathsep + \
+        config.environment.get("PATH", "")
+else:
+    lit_config.note("no cuobjdump and nvdisasm: the SASS checks are "
+                    "unsupported here (pip install nvidia-cuda-cuobjdump "
+                    "nvidia-cuda-nvdisasm, or set HKT_CUDA_SASS_TOOLS)")
+llvm_config.with_system_environment(["HKT_CUDA_SASS_TOOLS"])
+
+
 def cuda_device_present():
     import ctypes
     try:
