@@ -106,8 +106,12 @@ def cuda_sass_tools():
     import site
     dirs = [os.environ.get("HKT_CUDA_SASS_TOOLS", "")]
     dirs += [os.path.dirname(shutil.which("cuobjdump") or "")]
-    for packages in site.getsitepackages() + [site.getusersitepackages()]:
-        dirs.append(os.path.join(packages, "nvidia", "cu13", "bin"))
+    try:  # (a virtualenv's site module may lack these)
+        packages = site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:
+        packages = []
+    for p in packages:
+        dirs.append(os.path.join(p, "nvidia", "cu13", "bin"))
     for d in dirs:
         if d and all(os.access(os.path.join(d, t), os.X_OK)
                      for t in ("cuobjdump", "nvdisasm")):
