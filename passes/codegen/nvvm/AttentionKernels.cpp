@@ -16,13 +16,63 @@ Value nvvm::readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor) {
       /*readOnly=*/true);
 }
 
+SmallVector<Value> nvvm::readOnlyBuffers(ImplicitLocOpBuilder &b,
+                                         ValueRange tensors) {
+  SmallVector<Value> buffers;
+  for (Value t : tensors)
+    buffers.push_back(readOnlyBuffer(b, t));
+  return buffers;
+}
+
+nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionOp op) {
+  auto acc = cast<RankedTensorType>(op.getAcc().getType());
+  AttentionDims d;
+  d.batch = acc.getDimSize(0);
+  d.tq = acc.getDimSize(1);
+  d.heads = cast<RankedTensorType>(op.getMax().getType()).getDimSize(1);
+  d.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
+  d.headDim = acc.getDimSize(2) / d.heads;
+  d.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  return d;
+}
+
+nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionBackwardOp op) {
+  auto lse = cast<RankedTensorType>(op.getLse().getType());
+  AttentionDims d;
+  d.batch = lse.getDimSize(0);
+  d.heads = lse.getDimSize(1);
+  d.tq = lse.getDimSize(2);
+  d.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
+  d.headDim =
+      cast<RankedTensorType>(op.getDout().getType()).getDimSize(2) / d.heads;
+  d.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  return d;
+}
+
+LogicalResult nvvm::checkKernelOperands(Operation *op, Value lengths,
+                                        Value queryOffset, StringRef prefix,
+                                        StringRef f32Why) {
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      continue;
+    if (!type.hasStaticShape())
+      return op->emitOpError(prefix) << "dynamic shapes are not supported yet";
+    if (!type.getElementType().isF32() && v != lengths)
+      return op->emitOpError(prefix)
+             << f32Why << " (got " << type.getElementType() << ")";
+  }
+  if (queryOffset)
+    return op->emitOpError(prefix)
+           << "an op with offsets (a tile of a larger op) is not supported";
+  return success();
+}
+
 nvvm::AttentionBuffers nvvm::AttentionBuffers::create(ImplicitLocOpBuilder &b,
                                                       OnlineAttentionOp op) {
   AttentionBuffers buf;
-  for (Value q : op.getQueries())
-    buf.queries.push_back(readOnlyBuffer(b, q));
-  for (Value k : op.getKeys())
-    buf.keys.push_back(readOnlyBuffer(b, k));
+  buf.queries = readOnlyBuffers(b, op.getQueries());
+  buf.keys = readOnlyBuffers(b, op.getKeys());
   buf.value = readOnlyBuffer(b, op.getValue());
   buf.lengths = op.getLengths() ? readOnlyBuffer(b, op.getLengths()) : Value();
   buf.accIn = readOnlyBuffer(b, op.getAcc());

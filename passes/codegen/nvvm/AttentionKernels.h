@@ -31,6 +31,27 @@ struct AttentionBuffers {
 
 /// bufferization.to_buffer of `tensor`, read-only.
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
+/// readOnlyBuffer of each tensor.
+SmallVector<Value> readOnlyBuffers(ImplicitLocOpBuilder &b, ValueRange tensors);
+
+/// The sizes an attention kernel is built for, read from its op (forward
+/// or backward), and the levels' factors.
+struct AttentionDims {
+  int64_t batch, heads, headDim, tq, tk;
+  SmallVector<int64_t> factors;
+
+  static AttentionDims of(OnlineAttentionOp op);
+  static AttentionDims of(OnlineAttentionBackwardOp op);
+  int64_t levels() const { return factors.size(); }
+};
+
+/// What every GPU attention kernel needs of `op`: static shapes, f32
+/// tensors (the key lengths exempt; `f32Why` starts the message otherwise)
+/// and no offsets (a tile of a larger op). The problem, prefixed by
+/// `prefix`, is reported on `op`.
+LogicalResult checkKernelOperands(Operation *op, Value lengths,
+                                  Value queryOffset, StringRef prefix,
+                                  StringRef f32Why);
 
 /// Key tiles a block whose first query row is `i0` visits: none above its
 /// last row (causal), none past the batch row's key length (`lengths`, a

@@ -31,6 +31,15 @@ gpu::LaunchOp Bf16KernelBuilder::createLaunch(int64_t gridX, int64_t gridY,
   return launch;
 }
 
+void Bf16KernelBuilder::forEachElement(
+    int64_t rows, int64_t cols, function_ref<void(Value r, Value k)> body) {
+  auto loop = scf::ForOp::create(b, tid, c(rows * cols), c(threads()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value e = loop.getInductionVar();
+  body(div(e, cols), rem(e, cols));
+}
+
 Value Bf16KernelBuilder::sharedArray(int64_t rows, int64_t cols, Type type) {
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -42,33 +51,28 @@ Value Bf16KernelBuilder::sharedArray(int64_t rows, int64_t cols, Type type) {
 void Bf16KernelBuilder::stage(Value dst, Value src, Value batch, Value col0,
                               Value base, int64_t rows, int64_t limit,
                               int64_t d) {
-  auto loop = scf::ForOp::create(b, tid, c(rows * d), c(threads()));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value e = loop.getInductionVar();
-  Value r = div(e, d), k = rem(e, d);
-  Value row = add(base, r);
-  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
-  Value x = memref::LoadOp::create(b, src,
-                                   ValueRange{batch, clamped, add(col0, k)});
-  // Zero past the end: V must be finite where P is 0.
-  x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(0.0f));
-  memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
-                          ValueRange{r, k});
+  forEachElement(rows, d, [&](Value r, Value k) {
+    Value row = add(base, r);
+    Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+    Value x = memref::LoadOp::create(b, src,
+                                     ValueRange{batch, clamped, add(col0, k)});
+    // Zero past the end: V must be finite where P is 0.
+    x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(0.0f));
+    memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
+                            ValueRange{r, k});
+  });
 }
 
 void Bf16KernelBuilder::stageRow(Value dst, Value src, Value batch, Value head,
                                  Value base, int64_t rows, int64_t limit,
                                  float pad) {
-  auto loop = scf::ForOp::create(b, tid, c(rows), c(threads()));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value r = loop.getInductionVar();
-  Value row = add(base, r);
-  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
-  Value x = memref::LoadOp::create(b, src, ValueRange{batch, head, clamped});
-  x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(pad));
-  memref::StoreOp::create(b, x, dst, ValueRange{c(0), r});
+  forEachElement(rows, 1, [&](Value r, Value) {
+    Value row = add(base, r);
+    Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+    Value x = memref::LoadOp::create(b, src, ValueRange{batch, head, clamped});
+    x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(pad));
+    memref::StoreOp::create(b, x, dst, ValueRange{c(0), r});
+  });
 }
 
 Value Bf16KernelBuilder::ldmatrix(Value tile, Value row, Value col, int64_t num,
@@ -131,18 +135,15 @@ Value Bf16KernelBuilder::quadReduce(Value x, bool max) {
 }
 
 void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs, int64_t rq,
-                                     int64_t rk, int64_t d) {
-  auto loop = scf::ForOp::create(b, tid, c(rq * rk), c(threads()));
-  OpBuilder::InsertionGuard inner(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value e = loop.getInductionVar();
-  Value I = div(e, rk), J = rem(e, rk);
-  Value acc = cf(0.0f);
-  for (int64_t k = 0; k < d; ++k) {
-    Value x = memref::LoadOp::create(b, cq, ValueRange{I, c(k)});
-    Value y = memref::LoadOp::create(b, ck, ValueRange{J, c(k)});
-    acc = math::FmaOp::create(b, arith::ExtFOp::create(b, f32, x),
-                              arith::ExtFOp::create(b, f32, y), acc);
-  }
-  memref::StoreOp::create(b, acc, cs, ValueRange{I, J});
+                                    int64_t rk, int64_t d) {
+  forEachElement(rq, rk, [&](Value I, Value J) {
+    Value acc = cf(0.0f);
+    for (int64_t k = 0; k < d; ++k) {
+      Value x = memref::LoadOp::create(b, cq, ValueRange{I, c(k)});
+      Value y = memref::LoadOp::create(b, ck, ValueRange{J, c(k)});
+      acc = math::FmaOp::create(b, arith::ExtFOp::create(b, f32, x),
+                                arith::ExtFOp::create(b, f32, y), acc);
+    }
+    memref::StoreOp::create(b, acc, cs, ValueRange{I, J});
+  });
 }

@@ -68,6 +68,10 @@ protected:
   /// its body, and tid, lane, group and quad are set.
   gpu::LaunchOp createLaunch(int64_t gridX, int64_t gridY, int64_t gridZ,
                              StringRef name);
+  /// body(r, k) for every r < rows, k < cols, the block's threads striding
+  /// over the elements (neighbouring threads, neighbouring k).
+  void forEachElement(int64_t rows, int64_t cols,
+                      function_ref<void(Value r, Value k)> body);
   /// A workgroup array (hkt-nvvm-host-staging makes it an attribution).
   Value sharedArray(int64_t rows, int64_t cols, Type type);
   /// dst[r, k] = bf16(src[batch, base + r, col0 + k]) for r < rows, k < d,

@@ -44,15 +44,12 @@ using Target = NvvmTargetInfo;
 constexpr int64_t kPad = Bf16KernelBuilder::kLdMatrixPad;
 constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 
-struct Shape {
-  int64_t batch, heads, headDim, tq, tk;
+struct Shape : AttentionDims {
   /// Warps per block and the rows (keys of attention_bwd_dkdv, queries of
   /// attention_bwd_dq) a block owns, 16 per warp; the inner tile: query
   /// rows per step of the first, keys per step of the second.
   int64_t warps, block, inner;
-  SmallVector<int64_t> factors;
 
-  int64_t levels() const { return factors.size(); }
   static int64_t coarse(int64_t rows, int64_t f) {
     return Bf16KernelBuilder::coarseRows(rows, f);
   }
@@ -356,12 +353,9 @@ void KeyValueKernel::computeCoarse(Value i0) {
     int64_t f = s.factors[l];
     int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
     coarseBlock(coarseQ[l], coarseK[l], coarseS[l], rq, rk, s.headDim);
-    auto zero = scf::ForOp::create(b, tid, c(rq * (rk + 1)), c(threads()));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(zero.getBody());
-    Value e = zero.getInductionVar();
-    memref::StoreOp::create(b, cf(0.0f), coarseG[l],
-                            ValueRange{div(e, rk + 1), rem(e, rk + 1)});
+    forEachElement(rq, rk + 1, [&](Value I, Value J) {
+      memref::StoreOp::create(b, cf(0.0f), coarseG[l], ValueRange{I, J});
+    });
   }
 }
 
@@ -393,24 +387,22 @@ void KeyValueKernel::accumulateCoarseGradients() {
       Value dst = toQuery ? buf.dqueries[l] : buf.dkeys[l];
       Value base = toQuery ? qBase[l] : kBase[l];
       int64_t limit = cast<MemRefType>(dst.getType()).getDimSize(1);
-      auto loop = scf::ForOp::create(b, tid, c(rows * d), c(threads()));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value e = loop.getInductionVar();
-      Value r = div(e, d), k = rem(e, d);
-      Value sum = cf(0.0f);
-      for (int64_t o = 0; o < over; ++o) {
-        Value g = memref::LoadOp::create(
-            b, coarseG[l], toQuery ? ValueRange{r, c(o)} : ValueRange{c(o), r});
-        Value y = memref::LoadOp::create(b, other, ValueRange{c(o), k});
-        Value x = arith::ExtFOp::create(b, f32, y);
-        sum = math::FmaOp::create(b, g, x, sum);
-      }
-      Value row = add(base, r);
-      auto inside = scf::IfOp::create(b, lt(row, c(limit)), false);
-      b.setInsertionPointToStart(&inside.getThenRegion().front());
-      memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, sum, dst,
-                                  ValueRange{batch, row, add(col0, k)});
+      forEachElement(rows, d, [&](Value r, Value k) {
+        Value sum = cf(0.0f);
+        for (int64_t o = 0; o < over; ++o) {
+          Value g = memref::LoadOp::create(
+              b, coarseG[l],
+              toQuery ? ValueRange{r, c(o)} : ValueRange{c(o), r});
+          Value y = memref::LoadOp::create(b, other, ValueRange{c(o), k});
+          sum = math::FmaOp::create(b, g, arith::ExtFOp::create(b, f32, y),
+                                    sum);
+        }
+        Value row = add(base, r);
+        auto inside = scf::IfOp::create(b, lt(row, c(limit)), false);
+        b.setInsertionPointToStart(&inside.getThenRegion().front());
+        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, sum, dst,
+                                    ValueRange{batch, row, add(col0, k)});
+      });
     }
   }
 }
@@ -595,27 +587,12 @@ FailureOr<Shape> kernelShape(OnlineAttentionBackwardOp op, int64_t tile) {
   auto fail = [&](const Twine &why) {
     return op.emitOpError("cannot be lowered for the GPU in bf16: ") << why;
   };
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || v == op.getLengths())
-      continue;
-    if (!type.hasStaticShape())
-      return fail("dynamic shapes are not supported yet");
-    if (!type.getElementType().isF32())
-      return fail("the operands are rounded to bf16 from f32 (got ")
-             << type.getElementType() << ")";
-  }
-  if (op.getQueryOffset())
-    return fail("an op with offsets (a tile of a larger op) is not supported");
-  auto lse = cast<RankedTensorType>(op.getLse().getType());
+  if (failed(checkKernelOperands(op, op.getLengths(), op.getQueryOffset(),
+                                 "cannot be lowered for the GPU in bf16: ",
+                                 "the operands are rounded to bf16 from f32")))
+    return failure();
   Shape s;
-  s.batch = lse.getDimSize(0);
-  s.heads = lse.getDimSize(1);
-  s.tq = lse.getDimSize(2);
-  s.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
-  s.headDim =
-      cast<RankedTensorType>(op.getDout().getType()).getDimSize(2) / s.heads;
-  s.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  static_cast<AttentionDims &>(s) = AttentionDims::of(op);
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << ")";
@@ -652,10 +629,8 @@ mlir::hkt::nvvm::lowerToFlashAttentionBackward(OnlineAttentionBackwardOp op,
     return failure();
   ImplicitLocOpBuilder b(op.getLoc(), op);
   Buffers buf;
-  for (Value q : op.getQueries())
-    buf.queries.push_back(readOnlyBuffer(b, q));
-  for (Value k : op.getKeys())
-    buf.keys.push_back(readOnlyBuffer(b, k));
+  buf.queries = readOnlyBuffers(b, op.getQueries());
+  buf.keys = readOnlyBuffers(b, op.getKeys());
   buf.value = readOnlyBuffer(b, op.getValue());
   buf.dout = readOnlyBuffer(b, op.getDout());
   buf.lse = readOnlyBuffer(b, op.getLse());

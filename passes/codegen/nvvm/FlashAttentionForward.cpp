@@ -43,11 +43,9 @@ constexpr int64_t kLdMatrixPad = Bf16KernelBuilder::kLdMatrixPad;
 constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 constexpr int64_t kBf16Bytes = 2;
 
-struct Shape {
-  int64_t batch, heads, headDim, tq, tk, tileK;
-  SmallVector<int64_t> factors;
+struct Shape : AttentionDims {
+  int64_t tileK;
 
-  int64_t levels() const { return factors.size(); }
   int64_t queryTiles() const { return (tq + kTileQ - 1) / kTileQ; }
   static int64_t coarseRows(int64_t rows, int64_t f) {
     return Bf16KernelBuilder::coarseRows(rows, f);
@@ -388,27 +386,12 @@ FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
   auto fail = [&](const Twine &why) {
     return op.emitOpError("cannot be lowered for the GPU in bf16: ") << why;
   };
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || v == op.getLengths())
-      continue;
-    if (!type.hasStaticShape())
-      return fail("dynamic shapes are not supported yet");
-    if (!type.getElementType().isF32())
-      return fail("the operands are rounded to bf16 from f32 (got ")
-             << type.getElementType() << ")";
-  }
-  if (op.getQueryOffset())
-    return fail("an op with offsets (a tile of a larger op) is not supported");
-  auto acc = cast<RankedTensorType>(op.getAcc().getType());
-  auto max = cast<RankedTensorType>(op.getMax().getType());
+  if (failed(checkKernelOperands(op, op.getLengths(), op.getQueryOffset(),
+                                 "cannot be lowered for the GPU in bf16: ",
+                                 "the operands are rounded to bf16 from f32")))
+    return failure();
   Shape s;
-  s.batch = acc.getDimSize(0);
-  s.tq = acc.getDimSize(1);
-  s.heads = max.getDimSize(1);
-  s.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
-  s.headDim = acc.getDimSize(2) / s.heads;
-  s.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  static_cast<AttentionDims &>(s) = AttentionDims::of(op);
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << "); use --precision f32";

@@ -52,15 +52,12 @@ using Target = NvvmTargetInfo;
 /// so a warp's rows are its threads (two 16-row fragments).
 constexpr int64_t kWarpRows = Target::kWarpSize;
 
-struct KernelShape {
-  int64_t batch, heads, headDim, tq, tk;
-  SmallVector<int64_t> factors;
+struct KernelShape : nvvm::AttentionDims {
   int64_t tileQ, tileK, chunk;
   /// TF32 tensor cores (gpu.subgroup_mma, wmma m16n16k8) for Q0 K0^T and
   /// P V; the block's scores and accumulator then live in shared memory.
   bool tensorCores = false;
 
-  int64_t levels() const { return factors.size(); }
   int64_t queryTiles() const { return (tq + tileQ - 1) / tileQ; }
   int64_t keyTiles() const { return (tk + tileK - 1) / tileK; }
 
@@ -602,27 +599,13 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
   auto fail = [&](const Twine &why) {
     return op.emitOpError("cannot be lowered for the GPU: ") << why;
   };
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type)
-      continue;
-    if (!type.hasStaticShape())
-      return fail("dynamic shapes are not supported yet");
-    if (!type.getElementType().isF32() && v != op.getLengths())
-      return fail("only f32 is supported (got ")
-             << type.getElementType() << ")";
-  }
-  if (op.getQueryOffset())
-    return fail("an op with offsets (a tile of a larger op) is not supported");
-  auto acc = cast<RankedTensorType>(op.getAcc().getType());
-  auto max = cast<RankedTensorType>(op.getMax().getType());
+  if (failed(nvvm::checkKernelOperands(op, op.getLengths(),
+                                       op.getQueryOffset(),
+                                       "cannot be lowered for the GPU: ",
+                                       "only f32 is supported")))
+    return failure();
   KernelShape s;
-  s.batch = acc.getDimSize(0);
-  s.tq = acc.getDimSize(1);
-  s.heads = max.getDimSize(1);
-  s.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
-  s.headDim = acc.getDimSize(2) / s.heads;
-  s.factors.assign(op.getFactors().begin(), op.getFactors().end());
+  static_cast<nvvm::AttentionDims &>(s) = nvvm::AttentionDims::of(op);
   if (s.headDim > 128)
     return fail("head width ")
            << s.headDim << " > 128 (the row state lives in registers)";
