@@ -213,9 +213,13 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   }
 
   // Everything is written under a fresh directory beside the destination.
-  SmallString<256> tmpDir;
+  // Absolute: LLVM puts a relative unique name under the system's temp
+  // directory, not beside the destination.
+  SmallString<256> tmpDir, tmpPrefix(outDir);
+  tmpPrefix += ".tmp";
+  llvm::sys::fs::make_absolute(tmpPrefix);
   if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory(outDir + ".tmp", tmpDir))
+          llvm::sys::fs::createUniqueDirectory(tmpPrefix, tmpDir))
     return emitError(loc) << "cannot create a directory beside '" << outDir
                           << "': " << ec.message();
   TempDirGuard guard{tmpDir.str().str()};
