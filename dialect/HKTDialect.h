@@ -11,4 +11,12 @@
 
 #include "dialect/HKTOpsDialect.h.inc"
 
+namespace mlir::hkt {
+/// The discardable attribute naming what a structured op computes, set where
+/// hkt ops are lowered or differentiated ("downsample", "hybrid_grad"):
+/// the NVVM path names the op's kernel after it, for profilers and
+/// --kernel-report.
+constexpr const char *kKernelAttr = "hkt.kernel";
+} // namespace mlir::hkt
+
 #endif // HKT_DIALECT_HKTDIALECT_H

@@ -138,8 +138,11 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addPass(createCSEPass());
-  // Everything left is linalg on memrefs: one thread per output element.
-  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  // The projections on the tensor cores where the attention is bf16.
+  if (precision == "bf16")
+    pm.addPass(createHktNvvmLowerGemmPass());
+  // Everything left is linalg on memrefs: a kernel each, named for what it
+  // computes; a thread per output element, a warp for long sums.
   pm.addPass(createHktNvvmMapParallelLoopsPass());
   pm.addPass(createHktNvvmHostStagingPass());
   // After bufferization, which cannot see through nvvm.mma.sync.

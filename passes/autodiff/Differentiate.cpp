@@ -17,6 +17,7 @@
 #include "passes/autodiff/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "dialect/HKTDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -50,6 +51,20 @@ std::string nameOf(DictionaryAttr attrs, StringRef prefix, unsigned index) {
       return name.str();
   return (prefix + Twine(index)).str();
 }
+
+/// Tags the linalg.generic ops an adjoint builds with what they compute
+/// ("downsample_grad"; hkt.kernel), which the GPU kernels are named after.
+struct KernelNamer : OpBuilder::Listener {
+  explicit KernelNamer(Operation *primal)
+      : name(StringAttr::get(primal->getContext(),
+                             primal->getName().stripDialect() + "_grad")) {}
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint previous) override {
+    if (isa<linalg::GenericOp>(op) && !op->hasAttr(kKernelAttr))
+      op->setAttr(kKernelAttr, name);
+  }
+  StringAttr name;
+};
 
 Value zerosLike(OpBuilder &b, Location loc, Type type) {
   auto tensor = cast<RankedTensorType>(type);
@@ -174,7 +189,15 @@ struct GradientMap {
       resultGrads.push_back(g);
     }
     SmallVector<Value> operandGrads;
-    if (failed(adjoint.buildAdjoint(b, resultGrads, operandGrads)))
+    // The hkt ops' adjoints only: the upstream ops' are fills, transposes
+    // and matmuls, whose kind names them well enough.
+    KernelNamer namer(op);
+    OpBuilder::Listener *previous = b.getListener();
+    if (isa<HKTDialect>(op->getDialect()))
+      b.setListener(&namer);
+    LogicalResult built = adjoint.buildAdjoint(b, resultGrads, operandGrads);
+    b.setListener(previous);
+    if (failed(built))
       return failure();
     if (operandGrads.size() != op->getNumOperands())
       return op->emitOpError("adjoint built ")

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/KernelNames.h"
 #include "passes/conversion/Passes.h"
 #include "passes/conversion/Rewriters.h"
 #include "passes/transforms/Passes.h"
@@ -63,13 +64,18 @@ struct HktLowerToLinalgPass
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateHktToLinalgPatterns(patterns);
-    if (failed(applyPartialConversion(root, target, std::move(patterns))))
-      return signalPassFailure();
-
+    markOrigins(root, [](Operation *op) {
+      return isa<HKTDialect>(op->getDialect()) || isa<linalg::SoftmaxOp>(op);
+    });
+    LogicalResult converted =
+        applyPartialConversion(root, target, std::move(patterns));
     // linalg.softmax has no loop lowering of its own: decompose it into
     // generics (max, exp(x - max), sum, divide), upstream's decomposition.
-    if (failed(decomposeAggregatedOps(
-            root, [](Operation *op) { return isa<linalg::SoftmaxOp>(op); })))
+    if (succeeded(converted))
+      converted = decomposeAggregatedOps(
+          root, [](Operation *op) { return isa<linalg::SoftmaxOp>(op); });
+    tagKernels(root);
+    if (failed(converted))
       return signalPassFailure();
   }
 };

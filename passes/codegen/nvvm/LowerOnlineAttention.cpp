@@ -20,6 +20,7 @@
 
 #include "dialect/HKTDialect.h"
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/KernelNames.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -247,6 +248,9 @@ SmallVector<Type> Lowering::sharedArrayTypes() {
 gpu::LaunchOp Lowering::createLaunch() {
   auto launch = gpu::LaunchOp::create(b, c(s.queryTiles()), c(s.heads),
                                       c(s.batch), c(s.tileQ), c(1), c(1));
+  // Named for profilers and --kernel-report, like the bf16 kernels.
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(
+      b.getContext(), s.tensorCores ? "attention_fwd_tf32" : "attention_fwd_f32"));
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
@@ -671,10 +675,14 @@ struct HktNvvmLowerOnlineAttentionPass
           << "' (f32; tf32 or bf16 for the tensor cores)";
       return signalPassFailure();
     }
-    // hkt.fused_attention -> hkt.online_attention and its normalisation.
-    if (failed(decomposeAggregatedOps(getOperation(), [](Operation *op) {
-          return isa<FusedAttentionOp>(op);
-        })))
+    // hkt.fused_attention -> hkt.online_attention and its normalisation
+    // (kernels named attention_state).
+    auto isFused = [](Operation *op) { return isa<FusedAttentionOp>(op); };
+    markOrigins(getOperation(), isFused,
+                [](Operation *) { return std::string("attention_state"); });
+    LogicalResult decomposed = decomposeAggregatedOps(getOperation(), isFused);
+    tagKernels(getOperation());
+    if (failed(decomposed))
       return signalPassFailure();
     SmallVector<OnlineAttentionOp> ops;
     getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });

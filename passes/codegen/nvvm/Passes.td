@@ -111,18 +111,51 @@ def HktNvvmLowerBf16MmaPass : Pass<"hkt-nvvm-lower-bf16-mma"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
-  let summary = "Map each outermost host scf.parallel to a gpu.launch, one thread per iteration";
+def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
+  let summary = "linalg.matmul on memrefs -> a bf16 tensor-core GEMM kernel (mma.sync m16n8k16)";
   let description = [{
-    The rest of the layer on the NVVM path (projections, downsampling,
-    hybrid head, normalisation) comes from `convert-linalg-to-parallel-loops`:
-    an `scf.parallel` over the op's parallel dimensions with its reductions
-    as `scf.for` inside. Each outermost `scf.parallel` outside a kernel
-    becomes a one-dimensional `gpu.launch` of `block-size` threads per block
-    over all its iterations, linearised innermost-fastest (neighbouring
-    threads, neighbouring elements), guarded by the iteration count; an
-    empty loop launches nothing. Upstream's `gpu-map-parallel-loops` maps
-    only three dimensions to hardware ids and runs the others sequentially.
+    The projections and their gradients on the NVVM path with
+    `--precision bf16`: every `linalg.matmul` outside a kernel whose
+    operands are static f32 memrefs of rank 2 with the default indexing
+    maps becomes one `gpu.launch` named `gemm_bf16_MxNxK_I`: blocks of 4
+    warps per 64 x 64 tile of C, A and B staged in shared memory as bf16
+    32 columns of K at a time (zero past the edges, so any size works),
+    fragments by `ldmatrix`, `nvgpu.mma.sync` m16n8k16 with f32
+    accumulators, and `C += A B` at the end (the matmul's semantics).
+    Other matmuls keep the one-thread-per-element path.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
+  let summary = "Map each host linalg op and outermost scf.parallel to a named gpu.launch";
+  let description = [{
+    What the NVVM path has not given a kernel of its own (downsampling,
+    hybrid head, normalisation, projections outside bf16, their gradients)
+    arrives as linalg ops on memrefs. Each becomes one `gpu.launch` whose
+    function is named for what it computes: the op's `hkt.kernel` tag (set
+    where hkt ops are lowered or differentiated: `downsample`,
+    `downsample_grad`, ...) or its kind (`fill`, `transpose`, `elementwise`,
+    `reduce`, ...), then `_N`.
+
+    A sum (a `linalg.generic` yielding `out + x`, e.g. the gradient of a
+    weight summed over batch and time) keeps its reduction inside the
+    kernel wherever its loops stand; from 64 terms on it gets a warp per
+    output element: lanes stride the reduction, xor shuffles add the
+    partial sums, lane 0 adds the total into the output. Anything else goes
+    through upstream's `linalg-to-parallel-loops` (an `scf.parallel` over
+    the parallel dimensions, reductions as `scf.for` inside); each such
+    loop, and each outermost `scf.parallel` already in the input, becomes
+    a one-dimensional launch of `block-size` threads per block over all
+    its iterations, linearised innermost-fastest (neighbouring threads,
+    neighbouring elements), guarded by the iteration count; an empty loop
+    launches nothing. Upstream's `gpu-map-parallel-loops` maps only three
+    dimensions to hardware ids and runs the others sequentially.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -130,6 +163,7 @@ def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
 

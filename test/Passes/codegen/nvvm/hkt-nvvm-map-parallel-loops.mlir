@@ -91,3 +91,115 @@ func.func @inside_kernel(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Structured ops: a kernel each, named for what it computes (the
+// hkt.kernel tag, else the op's kind) and numbered; a fill and a transpose
+// go through linalg-to-parallel-loops, one thread per element.
+// CHECK-LABEL: func.func @named
+// CHECK: gpu.launch {{.*}} function(@fill_0)
+// CHECK: gpu.launch {{.*}} function(@transpose_1)
+// CHECK: gpu.launch {{.*}} function(@hybrid_2)
+// CHECK: gpu.launch {{.*}} function(@elementwise_3)
+// CHECK: gpu.launch {{.*}} function(@loop_4)
+// CHECK-NOT: linalg.
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @named(%x: memref<8x16xf32>, %y: memref<16x8xf32>, %z: memref<16x8xf32>, %w: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%x : memref<8x16xf32>)
+  linalg.transpose ins(%x : memref<8x16xf32>) outs(%y : memref<16x8xf32>) permutation = [1, 0]
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<16x8xf32>) outs(%z : memref<16x8xf32>) attrs = {hkt.kernel = "hybrid"} {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<16x8xf32>) outs(%y : memref<16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %a, %a : f32
+    linalg.yield %m : f32
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %one, %w[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A long sum (db[c] = sum over b, t of dy[b, t, c]: 2 x 100 = 200 terms)
+// gets a warp per output element: 64 elements, 8 warps a block, 8 blocks;
+// lanes stride the terms (the reductions stay inside the kernel though
+// they lead the loops), five xor shuffles add the lanes' sums, lane 0 adds
+// the total into the output; every warp reaches the shuffles.
+// CHECK-LABEL: func.func @warp_sum
+// CHECK-SAME: (%[[DY:.+]]: memref<2x100x64xf32>, %[[DB:.+]]: memref<64xf32>)
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %c8{{.*}}, %{{.+}} = %c1{{.*}}, %{{.+}} = %c1{{.*}}) threads({{.*}}) in (%{{.+}} = %c256{{.*}}) function(@downsample_grad_0)
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %c32
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %{{.+}}, %c64
+// CHECK: %[[TERMS:.+]] = arith.select %[[IN]], %c200, %c0
+// CHECK: %[[PART:.+]] = scf.for %{{.+}} = %[[LANE]] to %[[TERMS]] step %c32{{.*}} iter_args
+// CHECK: memref.load %[[DY]]
+// CHECK: gpu.shuffle xor %[[PART]], %c16
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK: scf.if
+// CHECK: memref.load %[[DB]]
+// CHECK: memref.store %{{.+}}, %[[DB]]
+#dy = affine_map<(b, t, c) -> (b, t, c)>
+#db = affine_map<(b, t, c) -> (c)>
+func.func @warp_sum(%dy: memref<2x100x64xf32>, %db: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#dy, #db], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%dy : memref<2x100x64xf32>) outs(%db : memref<64xf32>) attrs = {hkt.kernel = "downsample_grad"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A short sum (10 terms) keeps a thread per output element, its reduction
+// inside the kernel.
+// CHECK-LABEL: func.func @thread_sum
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %c1{{.*}}, {{.*}} function(@reduce_0)
+// CHECK: scf.for %{{.+}} = %c0{{.*}} to %{{.+}} step %c1{{.*}} iter_args
+// CHECK-NOT: gpu.shuffle
+// CHECK: memref.store
+#x2 = affine_map<(t, c) -> (t, c)>
+#c1 = affine_map<(t, c) -> (c)>
+func.func @thread_sum(%x: memref<10x64xf32>, %y: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#x2, #c1], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<10x64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A sum whose output index depends on a reduction loop (d theta: column j
+// of the scores belongs to head j / 4) adds each term atomically, a
+// thread per term.
+// CHECK-LABEL: func.func @atomic_sum
+// CHECK: gpu.launch {{.*}} function(@reduce_0)
+// CHECK: memref.atomic_rmw addf %{{.+}}, %{{.+}}[%{{.+}}] : (f32, memref<2xf32>) -> f32
+#in = affine_map<(i, j) -> (i, j)>
+#head = affine_map<(i, j) -> (j floordiv 4)>
+func.func @atomic_sum(%x: memref<3x8xf32>, %y: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#in, #head], iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<3x8xf32>) outs(%y : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

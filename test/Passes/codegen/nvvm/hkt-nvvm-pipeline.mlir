@@ -12,11 +12,16 @@
 // CHECK: llvm.call @mgpuStreamCreate
 // CHECK: llvm.call @mgpuMemAlloc
 // CHECK: llvm.call @mgpuMemcpy
-// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @chain_kernel{{(_[0-9]+)?}}::@chain_kernel blocks in (%{{.+}}) threads in (%{{.+}}) : i64
+//   Kernels named for what they compute: theta's softmax, the attention's
+//   initial state and normalisation, the attention.
+// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @softmax_{{[0-9]+}}::@softmax_{{[0-9]+}} blocks in (%{{.+}}) threads in (%{{.+}}) : i64
+// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @attention_state_{{[0-9]+}}::@attention_state_{{[0-9]+}}
+// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @attention_fwd_f32::@attention_fwd_f32
+// CHECK-NOT: _kernel
 // CHECK: llvm.call @mgpuMemFree
 // CHECK: llvm.call @mgpuStreamSynchronize
 // CHECK-NEXT: llvm.call @mgpuStreamDestroy
-// CHECK: gpu.binary @chain_kernel{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80"
+// CHECK: gpu.binary @{{[a-z_0-9]+}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80"
 // CHECK-SAME: assembly = "
 // CHECK-SAME: .target sm_80
 // CHECK-SAME: #gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80"
@@ -27,7 +32,7 @@
 // CHECK-SAME: bar.sync
 // CHECK-SAME: ex2.approx
 // CHECK-NOT: .extern .func
-// ONE: gpu.binary @chain_kernel{{[^#]*}}[#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80"
+// ONE: gpu.binary @{{[a-z_0-9]+}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80"
 // ONE-NOT: sm_80
 
 func.func @chain(%q0: tensor<1x10x4xf32> {hkt.name = "q0"}, %k0: tensor<1x10x4xf32> {hkt.name = "k0"},

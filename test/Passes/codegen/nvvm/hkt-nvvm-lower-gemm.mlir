@@ -1,0 +1,68 @@
+// RUN: hkt-opt %s --split-input-file --hkt-nvvm-lower-gemm | FileCheck %s
+
+// C (100 x 72) += A (100 x 40) B (40 x 72): one kernel gemm_bf16_MxNxK_I
+// of 4-warp blocks, 2 x 2 blocks of 64 x 64 (sizes not multiples of the
+// tiles), A's 64 x 32 and B's 32 x 64 tiles staged as bf16 in shared memory
+// (rows padded by 8 elements) per step of 32 along K (zero past the
+// edges), ldmatrix x4 for A and x2.trans for B, eight m16n8k16 mma per
+// 16 of K, barriers around the stage, C read and written once at the end.
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME: (%[[A:.+]]: memref<100x40xf32>, %[[B:.+]]: memref<40x72xf32>, %[[C:.+]]: memref<100x72xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: gpu.launch blocks(%[[BX:.+]], %[[BY:.+]], %{{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}} = %c2{{.*}}, %{{.+}} = %c1{{.*}}) threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c128{{.*}}, %{{.+}} = %c1{{.*}}, %{{.+}} = %c1{{.*}}) function(@gemm_bf16_100x72x40_0)
+// CHECK-DAG: %[[AT:.+]] = memref.alloca() : memref<64x40xbf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[BT:.+]] = memref.alloca() : memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for %[[K0:.+]] = %c0{{.*}} to %c40{{.*}} step %c32{{.*}} iter_args(
+// CHECK: memref.load %[[A]]
+// CHECK: arith.select
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: memref.store %{{.+}}, %[[AT]]
+// CHECK: memref.load %[[B]]
+// CHECK: memref.store %{{.+}}, %[[BT]]
+// CHECK: gpu.barrier
+// CHECK: nvgpu.ldmatrix %[[AT]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %[[BT]]{{.*}} {numTiles = 2 : i32, transpose = true}
+// CHECK: nvgpu.mma.sync
+// CHECK-COUNT-15: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: memref.load %[[C]]
+// CHECK: memref.store %{{.+}}, %[[C]]
+// CHECK: gpu.terminator
+func.func @gemm(%a: memref<100x40xf32>, %b: memref<40x72xf32>, %c: memref<100x72xf32>) {
+  linalg.matmul ins(%a, %b : memref<100x40xf32>, memref<40x72xf32>) outs(%c : memref<100x72xf32>)
+  return
+}
+
+// -----
+
+// Views (a subview of a stacked weight) are read through their layout;
+// the kernels of one module are numbered in order.
+// CHECK-LABEL: func.func @views
+// CHECK: gpu.launch {{.*}} function(@gemm_bf16_16x32x32_0)
+// CHECK: gpu.launch {{.*}} function(@gemm_bf16_16x32x32_1)
+func.func @views(%a: memref<16x32xf32>, %w: memref<3x32x32xf32>, %c: memref<16x32xf32>, %d: memref<16x32xf32>) {
+  %w1 = memref.subview %w[1, 0, 0] [1, 32, 32] [1, 1, 1] : memref<3x32x32xf32> to memref<32x32xf32, strided<[32, 1], offset: 1024>>
+  linalg.matmul ins(%a, %w1 : memref<16x32xf32>, memref<32x32xf32, strided<[32, 1], offset: 1024>>) outs(%c : memref<16x32xf32>)
+  linalg.matmul ins(%c, %w1 : memref<16x32xf32>, memref<32x32xf32, strided<[32, 1], offset: 1024>>) outs(%d : memref<16x32xf32>)
+  return
+}
+
+// -----
+
+// What the kernel does not cover keeps the element-wise path: dynamic
+// sizes, f64, matmuls on tensors.
+// CHECK-LABEL: func.func @untouched
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<?x8xf32>, memref<8x8xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<8x8xf64>, memref<8x8xf64>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x8xf32>, tensor<8x8xf32>)
+func.func @untouched(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>,
+                     %d: memref<8x8xf64>, %e: memref<8x8xf64>,
+                     %t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  linalg.matmul ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>) outs(%c : memref<?x8xf32>)
+  linalg.matmul ins(%d, %d : memref<8x8xf64>, memref<8x8xf64>) outs(%e : memref<8x8xf64>)
+  %r = linalg.matmul ins(%t, %t : tensor<8x8xf32>, tensor<8x8xf32>) outs(%t : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
