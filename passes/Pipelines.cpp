@@ -168,6 +168,8 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   // Constants and index arithmetic into the kernels, not kernel arguments
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Shared arrays above 48 KiB (head width 256) in dynamic shared memory.
+  pm.addPass(createHktNvvmDynamicSharedMemoryPass());
   pm.addPass(createGpuKernelOutliningPass());
   // ldmatrix and the other nvgpu ops of the bf16 kernels (RECIPE 1.2).
   pm.addPass(createConvertNVGPUToNVVMPass());

@@ -58,6 +58,7 @@ Status resolve(void *lib, CudaDriverApi &api, const std::string &path) {
       {get(api.cuModuleUnload, "cuModuleUnload"), "cuModuleUnload"},
       {get(api.cuModuleGetFunction, "cuModuleGetFunction"),
        "cuModuleGetFunction"},
+      {get(api.cuFuncSetAttribute, "cuFuncSetAttribute"), "cuFuncSetAttribute"},
       {get(api.cuLaunchKernel, "cuLaunchKernel"), "cuLaunchKernel"},
       {get(api.cuStreamCreate, "cuStreamCreate"), "cuStreamCreate"},
       {get(api.cuStreamSynchronize, "cuStreamSynchronize"),

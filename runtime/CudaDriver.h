@@ -49,6 +49,7 @@ struct CudaDriverApi {
                                  void **);
   CUresult (*cuModuleUnload)(CUhandle);
   CUresult (*cuModuleGetFunction)(CUhandle *, CUhandle, const char *);
+  CUresult (*cuFuncSetAttribute)(CUhandle, int, int);
   CUresult (*cuLaunchKernel)(CUhandle, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUhandle, void **,
                              void **);

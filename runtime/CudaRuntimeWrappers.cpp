@@ -67,6 +67,37 @@ bool ok(const CudaDriverApi *a, CUresult r, const char *call) {
 
 constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
 constexpr unsigned kMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
+// CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+constexpr int kMaxSharedPerBlockOptin = 97;
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kMaxDynamicSharedSize = 8;
+/// Shared memory a block gets without opting in.
+constexpr int32_t kStaticSharedBytes = 48 * 1024;
+
+/// A kernel with more than 48 KiB of (dynamic) shared memory must opt in
+/// before its launch; the device's limit is checked first so that the
+/// message says what does not fit. False (recorded) if it cannot run.
+bool allowSharedMemory(const CudaDriverApi *a, CUhandle fn, int32_t bytes) {
+  if (bytes <= kStaticSharedBytes)
+    return true;
+  Expected<CudaDevice> device = cudaDevice();
+  if (!device) {
+    record(device.message());
+    return false;
+  }
+  int limit = 0;
+  if (!ok(a, a->cuDeviceGetAttribute(&limit, kMaxSharedPerBlockOptin,
+                                     device->ordinal),
+          "cuDeviceGetAttribute"))
+    return false;
+  if (bytes > limit) {
+    record(concat("a kernel needs ", bytes, " bytes of shared memory a block, ",
+                  device->name, " (", device->arch(), ") allows ", limit));
+    return false;
+  }
+  return ok(a, a->cuFuncSetAttribute(fn, kMaxDynamicSharedSize, bytes),
+            "cuFuncSetAttribute");
+}
 } // namespace
 
 std::optional<double> hkt::runtime::takeCudaKernelSpanMs() {
@@ -144,6 +175,8 @@ HKT_EXPORT void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy,
   const CudaDriverApi *a = api();
   if (!a || !fn)
     return; // the missing kernel was recorded
+  if (!allowSharedMemory(a, fn, smem))
+    return;
   if (!span.start && !(ok(a, a->cuEventCreate(&span.start, 0), "cuEventCreate") &&
                        ok(a, a->cuEventCreate(&span.end, 0), "cuEventCreate")))
     span.start = span.end = nullptr;

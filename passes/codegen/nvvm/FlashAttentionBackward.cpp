@@ -597,7 +597,8 @@ FailureOr<Shape> kernelShape(OnlineAttentionBackwardOp op, int64_t tile) {
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << ")";
   // Four warps a block and the inner tile asked for; smaller inner tiles,
-  // then fewer warps (d = 128), until the shared arrays fit.
+  // then fewer warps (d = 128), until the shared arrays fit in the static
+  // 48 KiB; beyond that (d = 256), dynamic shared memory.
   for (s.warps = Bf16KernelBuilder::kWarps; s.warps >= 1; s.warps /= 2) {
     s.block = s.warps * Target::kBf16MmaM;
     s.inner = std::max<int64_t>(Target::kBf16MmaK,
@@ -610,12 +611,11 @@ FailureOr<Shape> kernelShape(OnlineAttentionBackwardOp op, int64_t tile) {
     if (s.sharedBytes() <= Target::kStaticSharedMemoryBytes || s.warps == 1)
       break;
   }
-  if (s.sharedBytes() > Target::kStaticSharedMemoryBytes)
+  if (s.sharedBytes() > Target::kMaxSharedMemoryBytes)
     return fail("even one warp a block and an inner tile of ")
            << s.inner << " need " << s.sharedBytes()
            << " bytes of shared memory, more than the "
-           << Target::kStaticSharedMemoryBytes / 1024
-           << " KiB of a block (dynamic shared memory is not built yet)";
+           << Target::kMaxSharedMemoryBytes / 1024 << " KiB of a block";
   return s;
 }
 

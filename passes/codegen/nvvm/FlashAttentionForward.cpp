@@ -395,7 +395,9 @@ FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << "); use --precision f32";
-  // Whole 16-key fragments of P; halved until the shared arrays fit.
+  // Whole 16-key fragments of P; halved until the shared arrays fit in a
+  // block's static 48 KiB. What does not fit even then (d = 256) takes
+  // dynamic shared memory (hkt-nvvm-dynamic-shared-memory).
   s.tileK = std::max<int64_t>(Target::kBf16MmaK,
                               tileK / Target::kBf16MmaK * Target::kBf16MmaK);
   while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
@@ -403,11 +405,11 @@ FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
     s.tileK = std::max<int64_t>(Target::kBf16MmaK,
                                 s.tileK / 2 / Target::kBf16MmaK *
                                     Target::kBf16MmaK);
-  if (s.sharedBytes() > Target::kStaticSharedMemoryBytes)
+  if (s.sharedBytes() > Target::kMaxSharedMemoryBytes)
     return fail("even a key tile of ")
            << s.tileK << " needs " << s.sharedBytes()
            << " bytes of shared memory, more than the "
-           << Target::kStaticSharedMemoryBytes / 1024 << " KiB of a block";
+           << Target::kMaxSharedMemoryBytes / 1024 << " KiB of a block";
   return s;
 }
 

@@ -111,6 +111,25 @@ def HktNvvmLowerBf16MmaPass : Pass<"hkt-nvvm-lower-bf16-mma"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def HktNvvmDynamicSharedMemoryPass : Pass<"hkt-nvvm-dynamic-shared-memory"> {
+  let summary = "Move the shared arrays of launches above 48 KiB to dynamic shared memory";
+  let description = [{
+    A block's static shared memory stops at 48 KiB; more needs dynamic
+    shared memory, which the launch asks for and the runtime opts the
+    kernel in to (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, checked
+    against the device's limit). For every `gpu.launch` whose workgroup
+    attributions add up to more than 48 KiB (the bf16 attention kernels at
+    head width 256), the attributions become `memref.view`s of
+    `gpu.dynamic_shared_memory` at 128-byte aligned offsets and the launch
+    gets `dynamic_shared_memory_size` of their total. Launches within
+    48 KiB are left alone; more than 99 KiB (what every chip from sm_80 on
+    allows) is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
   let summary = "linalg.matmul on memrefs -> a bf16 tensor-core GEMM kernel (mma.sync m16n8k16)";
   let description = [{

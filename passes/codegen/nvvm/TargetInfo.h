@@ -31,6 +31,13 @@ struct NvvmTargetInfo {
   /// "Shared Memory" in the compute capability sections).
   static constexpr int64_t kStaticSharedMemoryBytes = 48 * 1024;
 
+  /// Bytes of shared memory a block may opt in to (dynamic shared memory,
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): 99 KiB on sm_86 and
+  /// sm_89, the least of the chips from sm_80 on (163 KiB on sm_80, 227 KiB
+  /// on sm_90; CUDA C++ Programming Guide, "Technical Specifications per
+  /// Compute Capability"). The runtime checks the device's own limit.
+  static constexpr int64_t kMaxSharedMemoryBytes = 99 * 1024;
+
   /// The only wmma shape for tf32 operands, m16n16k8: A fragments are
   /// M x K, B fragments K x N, accumulators M x N (PTX ISA, "Matrix Shape"
   /// of the warp-level matrix instructions).

@@ -19,7 +19,12 @@ int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuDeviceGet(int *d, int i) { *d = 0; return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int d) {
   int sm80 = strcmp(mode(), "sm80") == 0;
-  *v = attr == 75 ? (sm80 ? 8 : 9) : 0; return 0;
+  /* 75: the major compute capability; 97: shared memory a block may opt
+     in to (FAKE_CUDA_MODE=smallsmem: 64 KiB, as on sm_75). */
+  *v = attr == 75 ? (sm80 ? 8 : 9)
+     : attr == 97 ? (strcmp(mode(), "smallsmem") == 0 ? 65536 : sm80 ? 166912 : 232448)
+     : 0;
+  return 0;
 }
 int cuDeviceGetName(char *name, int len, int d) {
   snprintf(name, len, "%s", strcmp(mode(), "sm80") == 0 ? "Fake A100" : "Fake H200"); return 0;
@@ -33,8 +38,19 @@ int cuModuleLoadData(void **m, const void *image) {
 int cuModuleLoadDataEx(void **m, const void *i, unsigned n, int *o, void **v) { return cuModuleLoadData(m, i); }
 int cuModuleUnload(void *m) { return 0; }
 int cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)3; return 0; }
+/* The dynamic shared memory the kernels opted in to (one fake function for
+   all): a launch asking for more than 48 KiB beyond it fails, as on a GPU. */
+static int optedIn;
+int cuFuncSetAttribute(void *f, int attr, int v) {
+  if (attr == 8) {
+    optedIn = v;
+    fprintf(stderr, "fake-cuda: kernel opted in to %d bytes of shared memory\n", v);
+  }
+  return 0;
+}
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *s, void **p, void **e) {
+  if (smem > 48 * 1024 && (int)smem > optedIn) return 1; /* CUDA_ERROR_INVALID_VALUE */
   return strcmp(mode(), "launchfail") == 0 ? 719 : 0;
 }
 int cuStreamCreate(void **s, unsigned f) { *s = (void *)4; return 0; }
