@@ -4,17 +4,24 @@
 # of time here, which is what this compiler is for, and only hkt-run and the
 # modules travel.
 #
-#   scripts/gpu-check.sh prepare   here: build, then compile the numerical
-#                                  grid of test/Integration/gpu-layer.test and
-#                                  the benchmark's modules into gpu-check/
-#                                  (ignored by git, a few MB)
+#   scripts/gpu-check.sh prepare   here: build, then compile the fragment
+#                                  self-test, the numerical grids of
+#                                  test/Integration/gpu-layer.test and
+#                                  gpu-gradients.test, and the benchmark's
+#                                  modules into gpu-check/ (ignored by git)
 #   scripts/gpu-check.sh run       on the GPU machine, from the repository
-#                                  root with gpu-check/ carried: the grid
-#                                  against the float64 reference (f32 at 1e-4,
-#                                  tf32 at 3e-3, bf16 at 2e-2), then the
-#                                  benchmark table
-#                                  (scripts/gpu_bench.py), in well under 8
-#                                  minutes; the table also goes to
+#                                  root with gpu-check/ carried: first the
+#                                  one-block self-test of the mma.sync and
+#                                  ldmatrix fragment maps (the bf16 GEMM
+#                                  against the bf16-rounded product; a
+#                                  failure stops there), then the forward and
+#                                  gradient grids against the float64
+#                                  reference (f32 at 1e-4, tf32 at 3e-3, bf16
+#                                  at 2e-2), then the benchmark tables
+#                                  (scripts/gpu_bench.py: bf16 forward and
+#                                  forward + backward at d = 64 and 128, f32
+#                                  and tf32 forward), meant to fit in 8
+#                                  minutes; the tables also go to
 #                                  $OUT/gpu-table.md when OUT is set
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -48,7 +48,7 @@ from hkt_seed import pick_seed  # noqa: E402
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--hkt-compile", required=True)
+    ap.add_argument("--hkt-compile")
     ap.add_argument("--hkt-run", required=True)
     ap.add_argument("--config", required=True)
     ap.add_argument("--workdir", required=True)
@@ -73,7 +73,19 @@ def parse_args(argv):
     ap.add_argument("--tile-k", type=int)
     ap.add_argument("--transform")
     ap.add_argument("--hkt-opt")
-    return ap.parse_args(argv)
+    ap.add_argument("--precompiled", metavar="MODDIR",
+                    help="run this module (compiled with --backward from the "
+                         "same config, target and precision) instead of "
+                         "compiling: scripts/gpu-check.sh compiles here, runs "
+                         "on a GPU machine that has no compiler")
+    args = ap.parse_args(argv)
+    if not (args.hkt_compile or args.precompiled):
+        ap.error("--hkt-compile (or --precompiled) is required")
+    if args.precompiled and (args.hkt_compile or args.transform or
+                             args.pipeline != "fused"):
+        ap.error("--precompiled runs one module: --pipeline fused, no "
+                 "--hkt-compile or --transform")
+    return args
 
 
 def main(argv):
@@ -135,6 +147,8 @@ def main(argv):
                       + args.transform, "--transform-interpreter",
                       "-o", tiled_mlir], args.timeout)
             run_tool([args.hkt_compile, tiled_mlir, "-o", moddir], args.timeout)
+        elif args.precompiled:
+            moddir = args.precompiled
         else:
             tiles = []
             if pipeline == "fused":

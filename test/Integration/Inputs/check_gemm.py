@@ -1,10 +1,12 @@
 """Compiles C = A B (linalg.matmul, M x K times K x N) for --target
-gpu-emulation --precision bf16, where it becomes the bf16 tensor-core GEMM
-kernel (hkt-nvvm-lower-gemm), runs it on fresh random inputs and compares
+gpu-emulation (or nvvm) --precision bf16, where it becomes the bf16
+tensor-core GEMM kernel (hkt-nvvm-lower-gemm), runs it on fresh random
+inputs and compares
 with float64: against the product of A and B rounded to bf16 it must agree
 to f32 accumulation (1e-5 relative: a fragment-layout bug moves whole
 elements), against the exact product to the bf16 bound (1e-2). The seed is
 printed (HKT_TEST_SEED=N reproduces a run)."""
+import argparse
 import os
 import subprocess
 import sys
@@ -15,9 +17,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "reference"))
 from hkt_seed import pick_seed  # noqa: E402
 
-hkt_compile, hkt_run, work, m, k, n = sys.argv[1:4] + [int(x) for x in sys.argv[4:7]]
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("--hkt-compile")
+ap.add_argument("--hkt-run")
+ap.add_argument("--workdir", required=True)
+ap.add_argument("--shape", required=True, metavar="M,K,N")
+ap.add_argument("--target", default="gpu-emulation",
+                choices=("gpu-emulation", "nvvm"))
+ap.add_argument("--compile-only", action="store_true",
+                help="compile the module into WORKDIR/mm and stop")
+ap.add_argument("--precompiled", metavar="MODDIR",
+                help="run this module (compiled for the same shape) instead "
+                     "of compiling (scripts/gpu-check.sh)")
+args = ap.parse_args()
+m, k, n = (int(x) for x in args.shape.split(","))
+work = args.workdir
 os.makedirs(work, exist_ok=True)
-source = f"""
+module = args.precompiled or os.path.join(work, "mm")
+if not args.precompiled:
+    source = f"""
 func.func @mm(%a: tensor<{m}x{k}xf32> {{hkt.name = "a"}}, %b: tensor<{k}x{n}xf32> {{hkt.name = "b"}})
     -> (tensor<{m}x{n}xf32> {{hkt.name = "c"}}) {{
   %zero = arith.constant 0.0 : f32
@@ -27,10 +45,12 @@ func.func @mm(%a: tensor<{m}x{k}xf32> {{hkt.name = "a"}}, %b: tensor<{k}x{n}xf32
   return %c : tensor<{m}x{n}xf32>
 }}
 """
-with open(f"{work}/mm.mlir", "w") as f:
-    f.write(source)
-subprocess.run([hkt_compile, f"{work}/mm.mlir", "--target", "gpu-emulation",
-                "--precision", "bf16", "-o", f"{work}/mm"], check=True)
+    with open(f"{work}/mm.mlir", "w") as f:
+        f.write(source)
+    subprocess.run([args.hkt_compile, f"{work}/mm.mlir", "--target", args.target,
+                    "--precision", "bf16", "-o", module], check=True)
+    if args.compile_only:
+        sys.exit(0)
 
 seed = pick_seed("check_gemm.py")
 rng = np.random.default_rng(seed)
@@ -38,7 +58,7 @@ a = rng.standard_normal((m, k)).astype(np.float32)
 b = rng.standard_normal((k, n)).astype(np.float32)
 np.save(f"{work}/a.npy", a)
 np.save(f"{work}/b.npy", b)
-subprocess.run([hkt_run, f"{work}/mm", "--quiet", "--input", f"a={work}/a.npy",
+subprocess.run([args.hkt_run, module, "--quiet", "--input", f"a={work}/a.npy",
                 "--input", f"b={work}/b.npy", "--output", f"c={work}/c.npy"],
                check=True)
 c = np.load(f"{work}/c.npy").astype(np.float64)
