@@ -126,7 +126,7 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
 /// The NVVM path up to kernels in gpu.launch and host code on device
 /// buffers (shared by the NVVM and the emulation pipelines).
 static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
-                          StringRef precision) {
+                          StringRef precision, bool cublasLt) {
   using namespace mlir::hkt;
   pm.addPass(createHktFusePass());
   HktNvvmLowerOnlineAttentionPassOptions tiles;
@@ -139,8 +139,12 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   addBufferization(pm);
   pm.addPass(createCSEPass());
   // The projections on the tensor cores where the attention is bf16.
-  if (precision == "bf16")
-    pm.addPass(createHktNvvmLowerGemmPass());
+  // On the GPU cuBLASLt first, where the runtime finds it.
+  if (precision == "bf16") {
+    HktNvvmLowerGemmPassOptions gemm;
+    gemm.cublasLt = cublasLt;
+    pm.addPass(createHktNvvmLowerGemmPass(gemm));
+  }
   // Everything left is linalg on memrefs: a kernel each, named for what it
   // computes; a thread per output element, a warp for long sums.
   pm.addPass(createHktNvvmMapParallelLoopsPass());
@@ -151,7 +155,8 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
 
 void mlir::hkt::buildHktGpuEmulationPipeline(
     OpPassManager &pm, const NvvmPipelineOptions &options) {
-  addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
+  addGpuKernels(pm, options.tileQ, options.tileK, options.precision,
+                /*cublasLt=*/false);
   pm.addPass(createHktNvvmEmulateOnCpuPass());
   // bf16 conversions as integer arithmetic: x86 has no bf16 instructions
   // before AVX512-BF16, and the libgcc of Debian 12 no __truncsfbf2.
@@ -164,7 +169,8 @@ void mlir::hkt::buildHktGpuEmulationPipeline(
 
 void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
                                      const NvvmPipelineOptions &options) {
-  addGpuKernels(pm, options.tileQ, options.tileK, options.precision);
+  addGpuKernels(pm, options.tileQ, options.tileK, options.precision,
+                /*cublasLt=*/true);
   // Constants and index arithmetic into the kernels, not kernel arguments
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

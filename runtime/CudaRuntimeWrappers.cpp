@@ -21,6 +21,9 @@
 #include "runtime/Internal.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 #include <set>
 #include <string>
@@ -338,12 +341,122 @@ HKT_EXPORT void mgpuMemHostUnregisterMemRef(int64_t /*rank*/, Descriptor *d,
 #undef HKT_EXPORT
 } // extern "C"
 
+//===----------------------------------------------------------------------===//
+// cuBLASLt, opened at run time like the driver (the bf16 projections'
+// GEMMs: hkt-nvvm-lower-gemm calls hktCublasLtGemmBf16 before it falls back
+// to its own kernel).
+//===----------------------------------------------------------------------===//
+
+namespace {
+using CublasStatus = int;
+using CublasLtHandle = void *;
+constexpr int kComputeFast16Bf = 75; // CUBLAS_COMPUTE_32F_FAST_16BF
+constexpr int kRealF32 = 0;          // CUDA_R_32F
+
+/// The cuBLASLt functions the GEMM uses, resolved by name.
+struct CublasLtApi {
+  CublasStatus (*create)(CublasLtHandle *);
+  CublasStatus (*descCreate)(CublasLtHandle *, int, int);
+  CublasStatus (*descDestroy)(CublasLtHandle);
+  CublasStatus (*layoutCreate)(CublasLtHandle *, int, uint64_t, uint64_t,
+                               int64_t);
+  CublasStatus (*layoutDestroy)(CublasLtHandle);
+  CublasStatus (*matmul)(CublasLtHandle, CublasLtHandle, const void *,
+                         const void *, CublasLtHandle, const void *,
+                         CublasLtHandle, const void *, const void *,
+                         CublasLtHandle, void *, CublasLtHandle, const void *,
+                         void *, size_t, CUhandle);
+  CublasLtHandle handle = nullptr;
+};
+
+/// The library (HKT_CUBLASLT names another file; a missing one means "no
+/// cuBLASLt") and a handle, once per process; null where either is
+/// missing, and the GEMMs take the module's own kernel.
+const CublasLtApi *cublasLt() {
+  static const CublasLtApi *api = []() -> const CublasLtApi * {
+    const char *path = std::getenv("HKT_CUBLASLT");
+    void *lib = ::dlopen(path ? path : "libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      return nullptr;
+    static CublasLtApi a;
+    bool ok = true;
+    auto get = [&](auto &fn, const char *name) {
+      void *sym = ::dlsym(lib, name);
+      std::memcpy(&fn, &sym, sizeof(sym));
+      ok &= sym != nullptr;
+    };
+    get(a.create, "cublasLtCreate");
+    get(a.descCreate, "cublasLtMatmulDescCreate");
+    get(a.descDestroy, "cublasLtMatmulDescDestroy");
+    get(a.layoutCreate, "cublasLtMatrixLayoutCreate");
+    get(a.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    get(a.matmul, "cublasLtMatmul");
+    if (!ok || a.create(&a.handle) != 0)
+      return nullptr;
+    return &a;
+  }();
+  return api;
+}
+} // namespace
+
+/// C += A B on device buffers through cuBLASLt: bf16 tensor cores on the f32
+/// buffers (CUBLAS_COMPUTE_32F_FAST_16BF), f32 accumulation. The arguments
+/// are the three memref descriptors (allocated and aligned pointers,
+/// offset, sizes, strides). Row-major C = A B is column-major C^T = B^T A^T,
+/// so B goes first. Returns 0, and the caller launches its own kernel,
+/// where cuBLASLt is missing or the rows are not contiguous; a failing
+/// matmul is recorded like a driver error. Synchronous: the host code
+/// waits for its stream before the call (gpu-async-region), and the next
+/// launches do not wait for this one's.
+extern "C" __attribute__((visibility("default"), used)) int32_t
+hktCublasLtGemmBf16(
+    float *, float *a, int64_t aOffset, int64_t m, int64_t k, int64_t lda,
+    int64_t aColStride, float *, float *b, int64_t bOffset, int64_t bRows,
+    int64_t n, int64_t ldb, int64_t bColStride, float *, float *c,
+    int64_t cOffset, int64_t cRows, int64_t cCols, int64_t ldc,
+    int64_t cColStride) {
+  const CublasLtApi *lt = cublasLt();
+  if (!lt || aColStride != 1 || bColStride != 1 || cColStride != 1 ||
+      bRows != k || cRows != m || cCols != n)
+    return 0;
+  const CudaDriverApi *drv = api();
+  if (!drv)
+    return 1; // recorded: the call fails either way
+  CublasLtHandle desc = nullptr, la = nullptr, lb = nullptr, lc = nullptr;
+  bool made = lt->descCreate(&desc, kComputeFast16Bf, kRealF32) == 0 &&
+              lt->layoutCreate(&la, kRealF32, n, k, ldb) == 0 &&
+              lt->layoutCreate(&lb, kRealF32, k, m, lda) == 0 &&
+              lt->layoutCreate(&lc, kRealF32, n, m, ldc) == 0;
+  int32_t done = 0;
+  if (made) {
+    const float one = 1.0f;
+    float *cp = c + cOffset;
+    CublasStatus status =
+        lt->matmul(lt->handle, desc, &one, b + bOffset, la, a + aOffset, lb,
+                   &one, cp, lc, cp, lc, /*algo=*/nullptr,
+                   /*workspace=*/nullptr, 0, /*stream=*/nullptr);
+    if (status != 0)
+      record(concat("cublasLtMatmul (", m, " x ", n, " x ", k,
+                    "): cuBLAS status ", status));
+    else
+      ok(drv, drv->cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    done = 1;
+  }
+  for (CublasLtHandle layout : {la, lb, lc})
+    if (layout)
+      lt->layoutDestroy(layout);
+  if (desc)
+    lt->descDestroy(desc);
+  return done;
+}
+
 void hkt::runtime::linkCudaRuntimeWrappers() {
   // Taking the addresses keeps this object file (and so every mgpu*
   // function) in an executable that links the static runtime.
   static void *volatile keep[] = {
       reinterpret_cast<void *>(&mgpuModuleLoad),
       reinterpret_cast<void *>(&mgpuLaunchKernel),
-      reinterpret_cast<void *>(&mgpuMemAlloc)};
+      reinterpret_cast<void *>(&mgpuMemAlloc),
+      reinterpret_cast<void *>(&hktCublasLtGemmBf16)};
   (void)keep;
 }

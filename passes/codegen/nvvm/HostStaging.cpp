@@ -51,6 +51,16 @@ FailureOr<Access> kernelAccess(Value root) {
               memref::ExtractStridedMetadataOp>(user))
         continue;
       if (!user->getParentOfType<gpu::LaunchOp>()) {
+        // A runtime function that works on device memory (the cuBLASLt
+        // GEMM): reads and writes, like a kernel.
+        if (auto call = dyn_cast<func::CallOp>(user)) {
+          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr());
+          if (callee && callee->hasAttr("hkt.device_call")) {
+            access.read = access.written = true;
+            continue;
+          }
+        }
         if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
           access.read |= copy.getSrc() == v;
           access.written |= copy.getDst() == v;

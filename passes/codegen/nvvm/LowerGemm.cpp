@@ -17,14 +17,16 @@
 //   - C += A B in f32 at the end (linalg.matmul accumulates into its
 //     init), each lane its fragment elements.
 //
-// The kernel is this compiler's own; docs/gpu.md says where it stands
-// against cuBLASLt. The emulation runs it per lane like every bf16 kernel.
+// The kernel is this compiler's own. On the GPU (option cublas-lt) it is
+// the fallback of cuBLASLt, which the runtime opens at run time; the
+// emulation runs it per lane like every bf16 kernel.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/Bf16KernelBuilder.h"
 #include "passes/codegen/nvvm/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -43,6 +45,9 @@ using namespace mlir::hkt::nvvm;
 using Target = NvvmTargetInfo;
 
 namespace {
+
+constexpr llvm::StringLiteral kCublasLtGemm = "hktCublasLtGemmBf16";
+constexpr llvm::StringLiteral kDeviceCallAttr = "hkt.device_call";
 
 /// The sizes of C = A B: A is M x K, B is K x N.
 struct GemmShape {
@@ -174,8 +179,46 @@ void GemmKernel::build(int64_t index) {
   store(loop.getResults());
 }
 
+/// The runtime's cuBLASLt GEMM (runtime/CudaRuntimeWrappers.cpp), declared
+/// once in `module`: C += A B on device buffers of any strides, nonzero if
+/// it ran.
+func::FuncOp cublasLtGemm(ModuleOp module) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(kCublasLtGemm))
+    return fn;
+  auto b = OpBuilder::atBlockBegin(module.getBody());
+  auto any = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, b.getF32Type(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic}));
+  auto fn = func::FuncOp::create(
+      b, module.getLoc(), kCublasLtGemm,
+      b.getFunctionType({any, any, any}, {b.getI32Type()}));
+  fn.setPrivate();
+  // hkt-nvvm-host-staging: the call reads and writes device memory.
+  fn->setAttr(kDeviceCallAttr, b.getUnitAttr());
+  return fn;
+}
+
+/// if (!hktCublasLtGemmBf16(A, B, C)) { <the kernel> }: the builder is left
+/// inside the fallback.
+void guardWithCublasLt(linalg::MatmulOp op, func::FuncOp gemm) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> args;
+  for (Value v : op->getOperands())
+    args.push_back(memref::CastOp::create(
+        b, loc, gemm.getFunctionType().getInput(args.size()), v));
+  Value done = func::CallOp::create(b, loc, gemm, args).getResult(0);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value missing =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done, zero);
+  auto fallback = scf::IfOp::create(b, loc, missing, /*withElseRegion=*/false);
+  op->moveBefore(fallback.getThenRegion().front().getTerminator());
+}
+
 struct HktNvvmLowerGemmPass
     : public mlir::hkt::impl::HktNvvmLowerGemmPassBase<HktNvvmLowerGemmPass> {
+  using HktNvvmLowerGemmPassBase::HktNvvmLowerGemmPassBase;
   void runOnOperation() override {
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation()->walk([&](linalg::MatmulOp op) {
@@ -187,6 +230,14 @@ struct HktNvvmLowerGemmPass
       std::optional<GemmShape> shape = gemmShapeOf(op);
       if (!shape)
         continue;
+      if (cublasLt) {
+        auto module = op->getParentOfType<ModuleOp>();
+        if (!module) {
+          op.emitOpError("needs a module for cublas-lt");
+          return signalPassFailure();
+        }
+        guardWithCublasLt(op, cublasLtGemm(module));
+      }
       GemmKernel(op, *shape).build(index++);
       op.erase();
     }

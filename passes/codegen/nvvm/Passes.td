@@ -142,8 +142,20 @@ def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
     fragments by `ldmatrix`, `nvgpu.mma.sync` m16n8k16 with f32
     accumulators, and `C += A B` at the end (the matmul's semantics).
     Other matmuls keep the one-thread-per-element path.
+
+    With `cublas-lt` (the NVVM pipeline), the launch is the fallback: the
+    host first calls `hktCublasLtGemmBf16(A, B, C)` (a function the
+    runtime provides, marked `hkt.device_call`), which runs `C += A B` on
+    cuBLASLt (opened at run time; bf16 tensor cores on the f32 buffers)
+    and returns 0 where cuBLASLt is missing or cannot take the layout;
+    the kernel is launched only then. The emulation has no cuBLASLt.
   }];
+  let options = [
+    Option<"cublasLt", "cublas-lt", "bool", /*default=*/"false",
+           "Try cuBLASLt (through the runtime) before the own kernel">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::nvgpu::NVGPUDialect",

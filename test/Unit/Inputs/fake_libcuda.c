@@ -1,17 +1,18 @@
 // A fake CUDA driver (libcuda.so.1's API, no GPU): FAKE_CUDA_MODE picks a
 // device (sm90, the default, or sm80), no device (nodevice), an image that
 // does not load (badimage) or a failing launch (launchfail). Memory is host
-// memory, copies are memcpy, kernels do nothing; live allocations are
-// counted and reported at exit. Built by CudaDriverTest.cpp and by
-// test/Tools/nvvm.test (a compiled layer's host side, run end to end).
+// memory, copies are memcpy, kernels do nothing; live allocations and
+// launches are counted and reported at exit. Built by CudaDriverTest.cpp,
+// test/Tools/nvvm.test (a compiled layer's host side, run end to end) and
+// nvvm-cublaslt.test.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-static int live;
+static int live, launches;
 static const char *mode(void) { const char *m = getenv("FAKE_CUDA_MODE"); return m ? m : "sm90"; }
 __attribute__((destructor)) static void report(void) {
-  fprintf(stderr, "fake-cuda: %d allocations outstanding\n", live);
+  fprintf(stderr, "fake-cuda: %d allocations outstanding, %d launches\n", live, launches);
 }
 int cuInit(unsigned f) { return strcmp(mode(), "nodevice") == 0 ? 100 : 0; }
 int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -51,7 +52,9 @@ int cuFuncSetAttribute(void *f, int attr, int v) {
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *s, void **p, void **e) {
   if (smem > 48 * 1024 && (int)smem > optedIn) return 1; /* CUDA_ERROR_INVALID_VALUE */
-  return strcmp(mode(), "launchfail") == 0 ? 719 : 0;
+  if (strcmp(mode(), "launchfail") == 0) return 719;
+  ++launches;
+  return 0;
 }
 int cuStreamCreate(void **s, unsigned f) { *s = (void *)4; return 0; }
 int cuStreamSynchronize(void *s) { return 0; }

@@ -87,3 +87,38 @@ func.func @host_load(%x: memref<8xf32>) -> f32 {
   %v = memref.load %x[%c0] : memref<8xf32>
   return %v : f32
 }
+
+// -----
+
+// A call of a runtime function marked hkt.device_call (the cuBLASLt GEMM)
+// reads and writes device memory like a kernel: its buffer arguments get
+// device copies, in and out; an unmarked call is a host access.
+// CHECK-LABEL: func.func @device_call
+// CHECK-SAME: (%[[C:.+]]: memref<4xf32>)
+// CHECK: %[[DC:.+]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[DC]], %[[C]]
+// CHECK: %[[V:.+]] = memref.cast %[[DC]]
+// CHECK: call @runtime_gemm(%[[V]])
+// CHECK: gpu.memcpy %[[C]], %[[DC]]
+func.func private @runtime_gemm(memref<?xf32>) -> i32 attributes {hkt.device_call}
+func.func @device_call(%c: memref<4xf32>) {
+  %v = memref.cast %c : memref<4xf32> to memref<?xf32>
+  %r = call @runtime_gemm(%v) : (memref<?xf32>) -> i32
+  return
+}
+
+// -----
+
+func.func private @host_function(memref<4xf32>)
+func.func @host_call(%c: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %one, %c[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  // expected-error @+1 {{'func.call' op reads or writes device memory on the host (the GPU path expects every access inside a kernel)}}
+  call @host_function(%c) : (memref<4xf32>) -> ()
+  return
+}

@@ -66,3 +66,22 @@ func.func @untouched(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf3
   %r = linalg.matmul ins(%t, %t : tensor<8x8xf32>, tensor<8x8xf32>) outs(%t : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// RUN: hkt-opt %s --split-input-file --hkt-nvvm-lower-gemm="cublas-lt=1" | FileCheck %s --check-prefix=LT
+// With cublas-lt: the runtime's cuBLASLt GEMM first (declared once, marked
+// hkt.device_call, on fully dynamic views), the kernel only where it
+// returns 0.
+// LT-LABEL: func.func private @hktCublasLtGemmBf16(memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> i32 attributes {hkt.device_call}
+// LT-LABEL: func.func @with_cublas
+// LT: %[[A:.+]] = memref.cast %{{.+}} : memref<16x32xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// LT: %[[DONE:.+]] = call @hktCublasLtGemmBf16(%[[A]], %{{.+}}, %{{.+}})
+// LT: %[[MISSING:.+]] = arith.cmpi eq, %[[DONE]], %c0_i32
+// LT: scf.if %[[MISSING]] {
+// LT: gpu.launch {{.*}} function(@gemm_bf16_16x8x32_0)
+// LT-NOT: call @hktCublasLtGemmBf16
+func.func @with_cublas(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x8xf32>) outs(%c : memref<16x8xf32>)
+  return
+}
