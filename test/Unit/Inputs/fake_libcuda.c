@@ -1,7 +1,7 @@
 // A fake CUDA driver (libcuda.so.1's API, no GPU): FAKE_CUDA_MODE picks a
 // device (sm90, the default, or sm80), no device (nodevice), an image that
 // does not load (badimage) or a failing launch (launchfail). Memory is host
-// memory, copies are memcpy, kernels do nothing; live allocations and
+// memory (zeroed), copies are memcpy, kernels do nothing; live allocations and
 // launches are counted and reported at exit. Built by CudaDriverTest.cpp,
 // test/Tools/nvvm.test (a compiled layer's host side, run end to end) and
 // nvvm-cublaslt.test.
@@ -65,7 +65,9 @@ int cuEventDestroy_v2(void *e) { return 0; }
 int cuEventRecord(void *e, void *s) { return 0; }
 int cuEventSynchronize(void *e) { return 0; }
 int cuEventElapsedTime(float *ms, void *a, void *b) { *ms = 0; return 0; }
-int cuMemAlloc_v2(uint64_t *p, size_t n) { *p = (uint64_t)malloc(n); ++live; return 0; }
+/* Zeroed: the kernels do nothing, so a buffer a zero-fill kernel would
+   clear must already be zero (nvvm-cublaslt.test adds into one). */
+int cuMemAlloc_v2(uint64_t *p, size_t n) { *p = (uint64_t)calloc(n ? n : 1, 1); ++live; return 0; }
 int cuMemAllocManaged(uint64_t *p, size_t n, unsigned f) { return cuMemAlloc_v2(p, n); }
 int cuMemFree_v2(uint64_t p) { free((void *)p); --live; return 0; }
 int cuMemcpyAsync(uint64_t d, uint64_t s, size_t n, void *st) { memcpy((void *)d, (void *)s, n); return 0; }
