@@ -88,7 +88,7 @@ Value Bf16KernelBuilder::loadA(Value tile, Value row0, int64_t col) {
                   /*transpose=*/false);
 }
 
-Value Bf16KernelBuilder::loadBRows(Value tile, int64_t row0, int64_t col) {
+Value Bf16KernelBuilder::loadBRows(Value tile, Value row0, int64_t col) {
   Value half = mul(rem(div(lane, 8), 2), 8);
   return ldmatrix(tile, add(rem(lane, 8), row0), add(half, col), 2,
                   /*transpose=*/false);
@@ -134,8 +134,16 @@ Value Bf16KernelBuilder::quadReduce(Value x, bool max) {
   return x;
 }
 
-void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs, int64_t rq,
-                                    int64_t rk, int64_t d) {
+void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs,
+                                    int64_t tileRows, int64_t tileCols,
+                                    int64_t f, int64_t d) {
+  if (coarseOnTensorCores(tileRows, tileCols, f)) {
+    int64_t rq = tileRows / f, rk = tileCols / f;
+    bool swap = !(rq % Target::kBf16MmaM == 0 && rk % Target::kBf16MmaN == 0);
+    coarseBlockOnTensorCores(cq, ck, cs, rq, rk, d, swap);
+    return;
+  }
+  int64_t rq = coarseRows(tileRows, f), rk = coarseRows(tileCols, f);
   forEachElement(rq, rk, [&](Value I, Value J) {
     Value acc = cf(0.0f);
     for (int64_t k = 0; k < d; ++k) {
@@ -146,4 +154,39 @@ void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs, int64_t rq,
     }
     memref::StoreOp::create(b, acc, cs, ValueRange{I, J});
   });
+}
+
+void Bf16KernelBuilder::coarseBlockOnTensorCores(Value cq, Value ck, Value cs,
+                                                 int64_t rq, int64_t rk,
+                                                 int64_t d, bool swap) {
+  // A = the side with whole 16-row fragments, B = the other (its rows are
+  // B's columns, as K in Q K^T).
+  Value aTile = swap ? ck : cq, bTile = swap ? cq : ck;
+  int64_t m = (swap ? rk : rq) / Target::kBf16MmaM;
+  int64_t n = (swap ? rq : rk) / Target::kBf16MmaN;
+  int64_t fragments = m * n;
+  for (int64_t round = 0; round * warps < fragments; ++round) {
+    // Warp w takes fragment w + round * warps; a warp past the last one
+    // recomputes the last and stores nothing.
+    Value idx = add(warp, round * warps);
+    Value live = lt(idx, c(fragments));
+    idx = arith::MinUIOp::create(b, idx, c(fragments - 1));
+    Value row0 = mul(div(idx, n), Target::kBf16MmaM);
+    Value col0 = mul(rem(idx, n), Target::kBf16MmaN);
+    Fragment acc(4, cf(0.0f));
+    for (int64_t k = 0; k < d; k += Target::kBf16MmaK) {
+      Value aFrag = loadA(aTile, row0, k);
+      Value bFrag = loadBRows(bTile, col0, k);
+      acc = mma(aFrag, bFrag, acc);
+    }
+    auto store = scf::IfOp::create(b, live, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t e = 0; e < 4; ++e) {
+      Value r = add(add(row0, group), 8 * (e / 2));
+      Value col = add(add(col0, mul(quad, 2)), e % 2);
+      memref::StoreOp::create(b, acc[e], cs,
+                              swap ? ValueRange{col, r} : ValueRange{r, col});
+    }
+  }
 }

@@ -40,6 +40,25 @@ public:
   static int64_t coarseRows(int64_t rows, int64_t f) {
     return (rows + f - 1) / f + 1;
   }
+  /// Whether the coarse score block of a tile pair (`tileRows` queries and
+  /// `tileCols` keys, each tile starting at a multiple of its size) runs
+  /// on the tensor cores: when f divides both tiles, the block is exactly
+  /// tileRows/f x tileCols/f, and one side must give whole 16-row A
+  /// fragments and the other whole 8-column B fragments.
+  static bool coarseOnTensorCores(int64_t tileRows, int64_t tileCols,
+                                  int64_t f) {
+    if (tileRows % f || tileCols % f)
+      return false;
+    int64_t rq = tileRows / f, rk = tileCols / f;
+    return (rq % 16 == 0 && rk % 8 == 0) || (rk % 16 == 0 && rq % 8 == 0);
+  }
+  /// The padding of that block's coarse query and key rows: ldmatrix
+  /// needs 16-byte aligned rows, the SIMT loop one word against bank
+  /// conflicts.
+  static int64_t coarsePad(int64_t tileRows, int64_t tileCols, int64_t f) {
+    return coarseOnTensorCores(tileRows, tileCols, f) ? kLdMatrixPad
+                                                      : kCoarsePad;
+  }
 
 protected:
   /// A builder of blocks of `warps` warps, at `op`.
@@ -91,7 +110,10 @@ protected:
   Value loadA(Value tile, Value row0, int64_t col);
   /// B fragment of a 16 x 8 block whose 8 columns are rows `row0`.. of
   /// `tile` (B = tile^T: K for Q K^T), k from column `col`.
-  Value loadBRows(Value tile, int64_t row0, int64_t col);
+  Value loadBRows(Value tile, int64_t row0, int64_t col) {
+    return loadBRows(tile, c(row0), col);
+  }
+  Value loadBRows(Value tile, Value row0, int64_t col);
   /// B fragment of a 16 x 8 block whose 16 k-rows are rows `row0`.. of
   /// `tile`, columns from `col` (B = tile: V for P V).
   Value loadBCols(Value tile, int64_t row0, int64_t col);
@@ -101,10 +123,18 @@ protected:
   Value packA(const Fragment &lo, const Fragment &hi);
   /// Max (or sum) over the four lanes of a quad, which share a row.
   Value quadReduce(Value x, bool max);
-  /// cs[I, J] = sum_k cq[I, k] ck[J, k] for I < rq, J < rk, by the block's
-  /// threads together (f32 sums of bf16 products).
-  void coarseBlock(Value cq, Value ck, Value cs, int64_t rq, int64_t rk,
-                    int64_t d);
+  /// cs[I, J] = sum_k cq[I, k] ck[J, k], the coarse scores of level factor
+  /// f for a tile pair of `tileRows` queries and `tileCols` keys (f32 sums
+  /// of bf16 products): on the tensor cores where coarseOnTensorCores
+  /// says so, else by the block's threads one element each.
+  void coarseBlock(Value cq, Value ck, Value cs, int64_t tileRows,
+                   int64_t tileCols, int64_t f, int64_t d);
+
+  /// The coarse block as m16n8 fragments shared out to the warps (every
+  /// warp runs as many mma as the others: the emulation's warp-level ops
+  /// are block-wide); `swap` computes cs^T = ck cq^T.
+  void coarseBlockOnTensorCores(Value cq, Value ck, Value cs, int64_t rq,
+                                int64_t rk, int64_t d, bool swap);
 
   ImplicitLocOpBuilder b;
   Type f32, bf16;

@@ -42,7 +42,6 @@ namespace {
 
 using Target = NvvmTargetInfo;
 constexpr int64_t kPad = Bf16KernelBuilder::kLdMatrixPad;
-constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 
 struct Shape : AttentionDims {
   /// Warps per block and the rows (keys of attention_bwd_dkdv, queries of
@@ -63,10 +62,12 @@ struct Shape : AttentionDims {
     for (int64_t l = 1; l < levels(); ++l) {
       int64_t f = factors[l];
       int64_t rq = coarse(inner, f), rk = coarse(block, f);
-      dkdv += (rq + rk) * (d + kCoarsePad) * 2 + 2 * rq * (rk + 1) * 4 +
+      int64_t pad = Bf16KernelBuilder::coarsePad(inner, block, f);
+      dkdv += (rq + rk) * (d + pad) * 2 + 2 * rq * (rk + 1) * 4 +
               4 * align;
       rq = coarse(block, f), rk = coarse(inner, f);
-      dq += (rq + rk) * (d + kCoarsePad) * 2 + rq * (rk + 1) * 4 + 3 * align;
+      pad = Bf16KernelBuilder::coarsePad(block, inner, f);
+      dq += (rq + rk) * (d + pad) * 2 + rq * (rk + 1) * 4 + 3 * align;
     }
     return std::max(dkdv, dq);
   }
@@ -204,8 +205,9 @@ void KeyValueKernel::allocateSharedArrays() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
-    coarseQ[l] = sharedArray(rq, d + kCoarsePad, bf16);
-    coarseK[l] = sharedArray(rk, d + kCoarsePad, bf16);
+    int64_t pad = coarsePad(s.inner, s.block, f);
+    coarseQ[l] = sharedArray(rq, d + pad, bf16);
+    coarseK[l] = sharedArray(rk, d + pad, bf16);
     coarseS[l] = sharedArray(rq, rk + 1, f32);
     coarseG[l] = sharedArray(rq, rk + 1, f32);
   }
@@ -352,7 +354,8 @@ void KeyValueKernel::computeCoarse(Value i0) {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     int64_t rq = Shape::coarse(s.inner, f), rk = Shape::coarse(s.block, f);
-    coarseBlock(coarseQ[l], coarseK[l], coarseS[l], rq, rk, s.headDim);
+    coarseBlock(coarseQ[l], coarseK[l], coarseS[l], s.inner, s.block, f,
+                s.headDim);
     forEachElement(rq, rk + 1, [&](Value I, Value J) {
       memref::StoreOp::create(b, cf(0.0f), coarseG[l], ValueRange{I, J});
     });
@@ -477,8 +480,9 @@ void QueryKernel::stageQueryBlock() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     int64_t rq = Shape::coarse(s.block, f), rk = Shape::coarse(s.inner, f);
-    coarseQ[l] = sharedArray(rq, d + kCoarsePad, bf16);
-    coarseK[l] = sharedArray(rk, d + kCoarsePad, bf16);
+    int64_t pad = coarsePad(s.block, s.inner, f);
+    coarseQ[l] = sharedArray(rq, d + pad, bf16);
+    coarseK[l] = sharedArray(rk, d + pad, bf16);
     coarseS[l] = sharedArray(rq, rk + 1, f32);
     qBase[l] = div(i0, f);
     stage(coarseQ[l], buf.queries[l], batch, col0, qBase[l], rq,
@@ -517,9 +521,8 @@ SmallVector<Value> QueryKernel::tileStep(Value j0, ValueRange acc) {
   }
   gpu::BarrierOp::create(b);
   for (int64_t l = 1; l < s.levels(); ++l)
-    coarseBlock(coarseQ[l], coarseK[l], coarseS[l],
-                Shape::coarse(s.block, s.factors[l]),
-                Shape::coarse(s.inner, s.factors[l]), d);
+    coarseBlock(coarseQ[l], coarseK[l], coarseS[l], s.block, s.inner,
+                s.factors[l], d);
   gpu::BarrierOp::create(b);
   SmallVector<Fragment> ds;
   for (int64_t n = 0; n < s.inner; n += Target::kBf16MmaN)

@@ -40,7 +40,6 @@ using Target = NvvmTargetInfo;
 
 constexpr int64_t kTileQ = Bf16KernelBuilder::kBlockRows;
 constexpr int64_t kLdMatrixPad = Bf16KernelBuilder::kLdMatrixPad;
-constexpr int64_t kCoarsePad = Bf16KernelBuilder::kCoarsePad;
 constexpr int64_t kBf16Bytes = 2;
 
 struct Shape : AttentionDims {
@@ -55,7 +54,8 @@ struct Shape : AttentionDims {
     for (int64_t l = 1; l < levels(); ++l) {
       int64_t rq = coarseRows(kTileQ, factors[l]);
       int64_t rk = coarseRows(tileK, factors[l]);
-      bytes += (rq + rk) * (headDim + kCoarsePad) * kBf16Bytes +
+      int64_t pad = Bf16KernelBuilder::coarsePad(kTileQ, tileK, factors[l]);
+      bytes += (rq + rk) * (headDim + pad) * kBf16Bytes +
                rq * (rk + 1) * 4;
     }
     // Each array may be padded to hkt-nvvm-align-workgroup-memory's
@@ -148,8 +148,9 @@ void Lowering::allocateSharedArrays() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t rq = Shape::coarseRows(kTileQ, s.factors[l]);
     int64_t rk = Shape::coarseRows(s.tileK, s.factors[l]);
-    coarseQueries[l] = sharedArray(rq, d + kCoarsePad, bf16);
-    coarseKeys[l] = sharedArray(rk, d + kCoarsePad, bf16);
+    int64_t pad = coarsePad(kTileQ, s.tileK, s.factors[l]);
+    coarseQueries[l] = sharedArray(rq, d + pad, bf16);
+    coarseKeys[l] = sharedArray(rk, d + pad, bf16);
     coarseScores[l] = sharedArray(rq, rk + 1, f32);
   }
 }
@@ -238,13 +239,12 @@ void Lowering::stageKeyTiles() {
   }
 }
 
-/// Each level >= 1's coarse score block, once per tile pair, by the block's
-/// threads together (f32 sums of bf16 products).
+/// Each level >= 1's coarse score block, once per tile pair: on the tensor
+/// cores where its shape allows, else by the block's threads together.
 void Lowering::computeCoarseScores() {
   for (int64_t l = 1; l < s.levels(); ++l)
-    coarseBlock(coarseQueries[l], coarseKeys[l], coarseScores[l],
-                 Shape::coarseRows(kTileQ, s.factors[l]),
-                 Shape::coarseRows(s.tileK, s.factors[l]), s.headDim);
+    coarseBlock(coarseQueries[l], coarseKeys[l], coarseScores[l], kTileQ,
+                s.tileK, s.factors[l], s.headDim);
 }
 
 /// S0 = Q0 K0^T for the warp's 16 rows and the tile's keys, one fragment

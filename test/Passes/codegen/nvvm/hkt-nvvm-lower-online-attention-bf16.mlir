@@ -8,14 +8,14 @@
 // ldmatrix rows padded by 8 elements (16 bytes): level-0 queries (64 rows),
 // keys and values (32-key tiles); level 1's coarse queries (33 rows: any
 // 64 fine rows touch at most 33 coarse ones) and keys (17), rows padded by
-// one word, and its coarse scores in f32.
+// 16 bytes for ldmatrix, and its coarse scores in f32.
 // CHECK-LABEL: func.func @flash
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) function(@attention_fwd)
 // CHECK: %[[QS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[VS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() : memref<33x18xbf16, #gpu.address_space<workgroup>>
-// CHECK: memref.alloca() : memref<17x18xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CQ:.+]] = memref.alloca() : memref<33x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CK:.+]] = memref.alloca() : memref<17x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[CS:.+]] = memref.alloca() : memref<33x18xf32, #gpu.address_space<workgroup>>
 //   Q rounded to bf16 as it is staged; the warp's A fragments loaded once.
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
@@ -25,8 +25,14 @@
 //   two 16 x 8 accumulator fragments (8 values).
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: gpu.barrier
-//   Coarse scores once per tile pair, then S = Q0 K0^T on mma.sync (K not
-//   transposed: its rows are B's columns).
+//   Coarse scores once per tile pair, on mma.sync too (the aligned 32 x 16
+//   block: four m16n8 fragments, one a warp, stored where the warp's
+//   fragment index is live), then S = Q0 K0^T (K not transposed: its rows
+//   are B's columns).
+// CHECK: nvgpu.ldmatrix %[[CQ]]{{.*}}numTiles = 4 : i32, transpose = false
+// CHECK: nvgpu.ldmatrix %[[CK]]{{.*}}numTiles = 2 : i32, transpose = false
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.if
 // CHECK: memref.store %{{.+}}, %[[CS]]
 // CHECK: gpu.barrier
 // CHECK: %[[KF:.+]] = nvgpu.ldmatrix %[[KS]][%{{.+}}, %{{.+}}] {numTiles = 2 : i32, transpose = false}
