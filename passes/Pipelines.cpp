@@ -136,6 +136,8 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   pm.addPass(createHktNvvmLowerOnlineAttentionPass(tiles));
   pm.addPass(createHktLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // Each element-wise chain one kernel (still named for what it computes).
+  pm.addPass(createHktNvvmFuseElementwisePass());
   addBufferization(pm);
   pm.addPass(createCSEPass());
   // The projections on the tensor cores where the attention is bf16.

@@ -399,22 +399,23 @@ const CublasLtApi *cublasLt() {
 }
 } // namespace
 
-/// C += A B on device buffers through cuBLASLt: bf16 tensor cores on the f32
-/// buffers (CUBLAS_COMPUTE_32F_FAST_16BF), f32 accumulation. The arguments
-/// are the three memref descriptors (allocated and aligned pointers,
-/// offset, sizes, strides). Row-major C = A B is column-major C^T = B^T A^T,
-/// so B goes first. Returns 0, and the caller launches its own kernel,
-/// where cuBLASLt is missing or the rows are not contiguous; a failing
-/// matmul is recorded like a driver error. Synchronous: the host code
-/// waits for its stream before the call (gpu-async-region), and the next
-/// launches do not wait for this one's.
-extern "C" __attribute__((visibility("default"), used)) int32_t
-hktCublasLtGemmBf16(
-    float *, float *a, int64_t aOffset, int64_t m, int64_t k, int64_t lda,
-    int64_t aColStride, float *, float *b, int64_t bOffset, int64_t bRows,
-    int64_t n, int64_t ldb, int64_t bColStride, float *, float *c,
-    int64_t cOffset, int64_t cRows, int64_t cCols, int64_t ldc,
-    int64_t cColStride) {
+namespace {
+/// C = A B + beta C on device buffers through cuBLASLt: bf16 tensor cores
+/// on the f32 buffers (CUBLAS_COMPUTE_32F_FAST_16BF), f32 accumulation.
+/// The arguments are the three memref descriptors (allocated and aligned
+/// pointers, offset, sizes, strides). Row-major C = A B is column-major
+/// C^T = B^T A^T, so B goes first. Returns 0, and the caller launches its
+/// own kernel, where cuBLASLt is missing or the rows are not contiguous; a
+/// failing matmul is recorded like a driver error. Synchronous: the host
+/// code waits for its stream before the call (gpu-async-region), and the
+/// next launches do not wait for this one's. With beta = 0 cuBLASLt does
+/// not read C.
+int32_t cublasLtGemmBf16(float beta, float *a, int64_t aOffset, int64_t m,
+                         int64_t k, int64_t lda, int64_t aColStride, float *b,
+                         int64_t bOffset, int64_t bRows, int64_t n,
+                         int64_t ldb, int64_t bColStride, float *c,
+                         int64_t cOffset, int64_t cRows, int64_t cCols,
+                         int64_t ldc, int64_t cColStride) {
   const CublasLtApi *lt = cublasLt();
   if (!lt || aColStride != 1 || bColStride != 1 || cColStride != 1 ||
       bRows != k || cRows != m || cCols != n)
@@ -433,7 +434,7 @@ hktCublasLtGemmBf16(
     float *cp = c + cOffset;
     CublasStatus status =
         lt->matmul(lt->handle, desc, &one, b + bOffset, la, a + aOffset, lb,
-                   &one, cp, lc, cp, lc, /*algo=*/nullptr,
+                   &beta, cp, lc, cp, lc, /*algo=*/nullptr,
                    /*workspace=*/nullptr, 0, /*stream=*/nullptr);
     if (status != 0)
       record(concat("cublasLtMatmul (", m, " x ", n, " x ", k,
@@ -449,6 +450,33 @@ hktCublasLtGemmBf16(
     lt->descDestroy(desc);
   return done;
 }
+} // namespace
+
+/// C += A B (cublasLtGemmBf16 with beta = 1).
+extern "C" __attribute__((visibility("default"), used)) int32_t
+hktCublasLtGemmBf16(
+    float *, float *a, int64_t aOffset, int64_t m, int64_t k, int64_t lda,
+    int64_t aColStride, float *, float *b, int64_t bOffset, int64_t bRows,
+    int64_t n, int64_t ldb, int64_t bColStride, float *, float *c,
+    int64_t cOffset, int64_t cRows, int64_t cCols, int64_t ldc,
+    int64_t cColStride) {
+  return cublasLtGemmBf16(1.0f, a, aOffset, m, k, lda, aColStride, b, bOffset,
+                          bRows, n, ldb, bColStride, c, cOffset, cRows, cCols,
+                          ldc, cColStride);
+}
+
+/// C = A B, C not read (hkt-nvvm-lower-gemm absorbed C's zero fill).
+extern "C" __attribute__((visibility("default"), used)) int32_t
+hktCublasLtGemmBf16Overwrite(
+    float *, float *a, int64_t aOffset, int64_t m, int64_t k, int64_t lda,
+    int64_t aColStride, float *, float *b, int64_t bOffset, int64_t bRows,
+    int64_t n, int64_t ldb, int64_t bColStride, float *, float *c,
+    int64_t cOffset, int64_t cRows, int64_t cCols, int64_t ldc,
+    int64_t cColStride) {
+  return cublasLtGemmBf16(0.0f, a, aOffset, m, k, lda, aColStride, b, bOffset,
+                          bRows, n, ldb, bColStride, c, cOffset, cRows, cCols,
+                          ldc, cColStride);
+}
 
 void hkt::runtime::linkCudaRuntimeWrappers() {
   // Taking the addresses keeps this object file (and so every mgpu*
@@ -457,6 +485,7 @@ void hkt::runtime::linkCudaRuntimeWrappers() {
       reinterpret_cast<void *>(&mgpuModuleLoad),
       reinterpret_cast<void *>(&mgpuLaunchKernel),
       reinterpret_cast<void *>(&mgpuMemAlloc),
-      reinterpret_cast<void *>(&hktCublasLtGemmBf16)};
+      reinterpret_cast<void *>(&hktCublasLtGemmBf16),
+      reinterpret_cast<void *>(&hktCublasLtGemmBf16Overwrite)};
   (void)keep;
 }

@@ -15,7 +15,10 @@
 //     row-major K x N, as V is in the attention's P V), two m16n8k16 steps
 //     of mma.sync per stage;
 //   - C += A B in f32 at the end (linalg.matmul accumulates into its
-//     init), each lane its fragment elements.
+//     init), each lane its fragment elements; where C is a fresh buffer
+//     zero-filled just for this product (every projection), the fill is
+//     dropped and the kernel writes C = A B: one kernel and one read of C
+//     less.
 //
 // The kernel is this compiler's own. On the GPU (option cublas-lt) it is
 // the fallback of cuBLASLt, which the runtime opens at run time; the
@@ -25,6 +28,7 @@
 
 #include "passes/codegen/nvvm/Bf16KernelBuilder.h"
 #include "passes/codegen/nvvm/Passes.h"
+#include "passes/codegen/nvvm/ZeroFill.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,7 +50,10 @@ using Target = NvvmTargetInfo;
 
 namespace {
 
+/// The runtime's cuBLASLt GEMMs: C += A B, and C = A B.
 constexpr llvm::StringLiteral kCublasLtGemm = "hktCublasLtGemmBf16";
+constexpr llvm::StringLiteral kCublasLtGemmOverwrite =
+    "hktCublasLtGemmBf16Overwrite";
 constexpr llvm::StringLiteral kDeviceCallAttr = "hkt.device_call";
 
 /// The sizes of C = A B: A is M x K, B is K x N.
@@ -83,9 +90,10 @@ public:
   static constexpr int64_t kTileN = 64;
   static constexpr int64_t kTileK = 32;
 
-  GemmKernel(linalg::MatmulOp op, GemmShape s)
-      : Bf16KernelBuilder(op), s(s), a(op.getDpsInputs()[0]),
-        bMat(op.getDpsInputs()[1]), cMat(op.getDpsInits()[0]) {}
+  GemmKernel(linalg::MatmulOp op, GemmShape s, bool accumulate)
+      : Bf16KernelBuilder(op), s(s), accumulate(accumulate),
+        a(op.getDpsInputs()[0]), bMat(op.getDpsInputs()[1]),
+        cMat(op.getDpsInits()[0]) {}
 
   void build(int64_t index);
 
@@ -98,6 +106,8 @@ private:
   void store(ValueRange acc);
 
   GemmShape s;
+  /// C += A B, or C = A B where the zero fill was absorbed.
+  bool accumulate;
   Value a, bMat, cMat;
   Value aTile, bTile, m0, n0, warpRow0;
 };
@@ -138,7 +148,7 @@ SmallVector<Value> GemmKernel::kStep(ValueRange acc, Value k0) {
   return next;
 }
 
-/// C[row, col] += acc for the lane's elements inside C.
+/// C[row, col] += acc (or = acc) for the lane's elements inside C.
 void GemmKernel::store(ValueRange acc) {
   Value quad2 = mul(quad, 2);
   for (int64_t n = 0; n < kTileN / Target::kBf16MmaN; ++n)
@@ -150,9 +160,11 @@ void GemmKernel::store(ValueRange acc) {
       auto ifInside = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifInside.getThenRegion().front());
-      Value old = memref::LoadOp::create(b, cMat, ValueRange{row, col});
-      memref::StoreOp::create(b, arith::AddFOp::create(b, old, acc[4 * n + e]),
-                              cMat, ValueRange{row, col});
+      Value value = acc[4 * n + e];
+      if (accumulate)
+        value = arith::AddFOp::create(
+            b, memref::LoadOp::create(b, cMat, ValueRange{row, col}), value);
+      memref::StoreOp::create(b, value, cMat, ValueRange{row, col});
     }
 }
 
@@ -180,10 +192,11 @@ void GemmKernel::build(int64_t index) {
 }
 
 /// The runtime's cuBLASLt GEMM (runtime/CudaRuntimeWrappers.cpp), declared
-/// once in `module`: C += A B on device buffers of any strides, nonzero if
-/// it ran.
-func::FuncOp cublasLtGemm(ModuleOp module) {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(kCublasLtGemm))
+/// once in `module`: C += A B (or C = A B) on device buffers of any
+/// strides, nonzero if it ran.
+func::FuncOp cublasLtGemm(ModuleOp module, bool accumulate) {
+  StringRef name = accumulate ? kCublasLtGemm : kCublasLtGemmOverwrite;
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
     return fn;
   auto b = OpBuilder::atBlockBegin(module.getBody());
   auto any = MemRefType::get(
@@ -191,7 +204,7 @@ func::FuncOp cublasLtGemm(ModuleOp module) {
       StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
                              {ShapedType::kDynamic, ShapedType::kDynamic}));
   auto fn = func::FuncOp::create(
-      b, module.getLoc(), kCublasLtGemm,
+      b, module.getLoc(), name,
       b.getFunctionType({any, any, any}, {b.getI32Type()}));
   fn.setPrivate();
   // hkt-nvvm-host-staging: the call reads and writes device memory.
@@ -230,15 +243,19 @@ struct HktNvvmLowerGemmPass
       std::optional<GemmShape> shape = gemmShapeOf(op);
       if (!shape)
         continue;
+      linalg::FillOp fill = absorbableZeroFill(op, op.getDpsInits()[0]);
+      bool accumulate = !fill;
       if (cublasLt) {
         auto module = op->getParentOfType<ModuleOp>();
         if (!module) {
           op.emitOpError("needs a module for cublas-lt");
           return signalPassFailure();
         }
-        guardWithCublasLt(op, cublasLtGemm(module));
+        guardWithCublasLt(op, cublasLtGemm(module, accumulate));
       }
-      GemmKernel(op, *shape).build(index++);
+      if (fill)
+        fill.erase();
+      GemmKernel(op, *shape, accumulate).build(index++);
       op.erase();
     }
   }

@@ -25,6 +25,7 @@
 
 #include "passes/codegen/nvvm/Passes.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
+#include "passes/codegen/nvvm/ZeroFill.h"
 
 #include "dialect/HKTDialect.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -197,9 +198,10 @@ SmallVector<Value> indicesAt(ImplicitLocOpBuilder &b, AffineMap map,
 /// around the launch, on the host). Where the output's indices depend on
 /// reduction loops (`atomic`: d theta sums heads' columns into one row per
 /// head), `s` counts every loop as parallel and each thread adds its term
-/// with an atomic add.
+/// with an atomic add. With `overwrite` (the output's zero fill absorbed,
+/// not atomic) lane 0 stores the total instead of adding it.
 void mapSum(linalg::GenericOp op, arith::AddFOp add, const LoopSplit &s,
-            bool atomic, int64_t blockSize, StringRef name) {
+            bool atomic, bool overwrite, int64_t blockSize, StringRef name) {
   constexpr int64_t warp = NvvmTargetInfo::kWarpSize;
   int64_t lanes = s.reductionCount >= kWarpReductionMin ? warp : 1;
   ImplicitLocOpBuilder b(op.getLoc(), op);
@@ -267,6 +269,8 @@ void mapSum(linalg::GenericOp op, arith::AddFOp add, const LoopSplit &s,
   if (atomic) {
     memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, total,
                                 init->get(), at);
+  } else if (overwrite) {
+    memref::StoreOp::create(b, total, init->get(), at);
   } else {
     Value old = memref::LoadOp::create(b, init->get(), at);
     memref::StoreOp::create(b, arith::AddFOp::create(b, old, total),
@@ -275,24 +279,43 @@ void mapSum(linalg::GenericOp op, arith::AddFOp add, const LoopSplit &s,
   op.erase();
 }
 
-/// One launch for `op` (see the file comment).
+/// How a sum runs (mapSum): its addf, loops, and whether it adds
+/// atomically.
+struct SumPlan {
+  arith::AddFOp add;
+  LoopSplit split;
+  bool atomic;
+};
+
+/// The plan if `op` is a sum that mapSum runs, else nothing.
+std::optional<SumPlan> planSum(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return std::nullopt;
+  arith::AddFOp add = sumOf(generic);
+  if (!add)
+    return std::nullopt;
+  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  SmallVector<unsigned> reductionDims;
+  op.getReductionDims(reductionDims);
+  bool atomic = llvm::any_of(reductionDims, [&](unsigned d) {
+    return out.isFunctionOfDim(d);
+  });
+  std::optional<LoopSplit> split = LoopSplit::of(op, atomic);
+  if (!split || !(atomic || split->reductionCount > 1))
+    return std::nullopt;
+  return SumPlan{add, *split, atomic};
+}
+
+/// One launch for `op` (see the file comment); `overwrite`: a sum whose
+/// output's zero fill was absorbed.
 LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t blockSize,
-                          StringRef name) {
-  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-    if (arith::AddFOp add = sumOf(generic)) {
-      AffineMap out = generic.getMatchingIndexingMap(
-          generic.getDpsInitOperand(0));
-      SmallVector<unsigned> reductionDims;
-      op.getReductionDims(reductionDims);
-      bool atomic = llvm::any_of(reductionDims, [&](unsigned d) {
-        return out.isFunctionOfDim(d);
-      });
-      if (std::optional<LoopSplit> split = LoopSplit::of(op, atomic);
-          split && (atomic || split->reductionCount > 1)) {
-        mapSum(generic, add, *split, atomic, blockSize, name);
-        return success();
-      }
-    }
+                          StringRef name, bool overwrite) {
+  if (std::optional<SumPlan> plan = planSum(op)) {
+    mapSum(cast<linalg::GenericOp>(op.getOperation()), plan->add, plan->split,
+           plan->atomic, overwrite, blockSize, name);
+    return success();
+  }
   IRRewriter rewriter(op);
   FailureOr<linalg::LinalgLoops> loops =
       linalg::linalgOpToParallelLoops(rewriter, op);
@@ -329,13 +352,32 @@ struct HktNvvmMapParallelLoopsPass
           !op->getParentOfType<scf::ParallelOp>())
         ops.push_back(op);
     });
+    // A sum into a fresh zero-filled output absorbs the fill: it stores
+    // its sums (one kernel and one read of the output less).
+    DenseSet<Operation *> overwrite, absorbed;
+    for (linalg::LinalgOp op : ops) {
+      std::optional<SumPlan> plan = planSum(op);
+      if (!plan || plan->atomic)
+        continue;
+      if (linalg::FillOp fill = hkt::nvvm::absorbableZeroFill(
+              op, op.getDpsInits()[0])) {
+        overwrite.insert(op);
+        absorbed.insert(fill);
+      }
+    }
     int64_t count = 0;
     auto next = [&](StringRef base) {
       return llvm::formatv("{0}_{1}", base, count++).str();
     };
-    for (linalg::LinalgOp op : ops)
-      if (failed(mapLinalgOp(op, blockSize, next(kernelBaseName(op)))))
+    for (linalg::LinalgOp op : ops) {
+      if (absorbed.contains(op)) {
+        op->erase();
+        continue;
+      }
+      if (failed(mapLinalgOp(op, blockSize, next(kernelBaseName(op)),
+                             overwrite.contains(op))))
         return signalPassFailure();
+    }
     SmallVector<scf::ParallelOp> outermost;
     getOperation()->walk([&](scf::ParallelOp loop) {
       if (!loop->getParentOfType<scf::ParallelOp>() &&

@@ -141,12 +141,17 @@ def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
     32 columns of K at a time (zero past the edges, so any size works),
     fragments by `ldmatrix`, `nvgpu.mma.sync` m16n8k16 with f32
     accumulators, and `C += A B` at the end (the matmul's semantics).
-    Other matmuls keep the one-thread-per-element path.
+    Where C is a fresh `memref.alloc` that nothing touches before the
+    matmul but a zero `linalg.fill` (every projection), the fill is
+    absorbed: the kernel stores `C = A B` and never reads C. Other
+    matmuls keep the one-thread-per-element path.
 
     With `cublas-lt` (the NVVM pipeline), the launch is the fallback: the
     host first calls `hktCublasLtGemmBf16(A, B, C)` (a function the
     runtime provides, marked `hkt.device_call`), which runs `C += A B` on
-    cuBLASLt (opened at run time; bf16 tensor cores on the f32 buffers)
+    cuBLASLt (opened at run time; bf16 tensor cores on the f32 buffers),
+    or `hktCublasLtGemmBf16Overwrite(A, B, C)` (`C = A B`, beta = 0) where
+    the zero fill was absorbed,
     and returns 0 where cuBLASLt is missing or cannot take the layout;
     the kernel is launched only then. The emulation has no cuBLASLt.
   }];
@@ -161,6 +166,30 @@ def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def HktNvvmFuseElementwisePass : Pass<"hkt-nvvm-fuse-elementwise"> {
+  let summary = "Fuse chains of element-wise linalg.generic ops on tensors into one (one kernel each chain), keeping their kernel names";
+  let description = [{
+    On the GPU path every host linalg op becomes a kernel of its own
+    (`hkt-nvvm-map-parallel-loops`), so a chain of element-wise ops costs a
+    launch and a round trip through device memory per link. This pass runs
+    upstream's element-wise fusion (`linalg::fuseElementwiseOps`, the
+    rewrite of `linalg-fuse-elementwise-ops`) on tensors, before
+    bufferization, restricted to what keeps the rest of the path intact:
+
+    - producer and consumer are both `linalg.generic` (named ops such as
+      `linalg.matmul`, `linalg.fill` and `linalg.transpose` keep their own
+      lowerings: the GEMM kernel, the zero fill);
+    - the producer has one use, so nothing is computed twice;
+    - no reshape propagation (upstream's pass also folds reshapes by
+      expansion, which turns the projections' matmuls into generics).
+
+    The fused op keeps the consumer's `hkt.kernel` tag, or the producer's
+    if the consumer has none, so the kernel is still named for what it
+    computes.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
@@ -178,7 +207,9 @@ def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
     weight summed over batch and time) keeps its reduction inside the
     kernel wherever its loops stand; from 64 terms on it gets a warp per
     output element: lanes stride the reduction, xor shuffles add the
-    partial sums, lane 0 adds the total into the output. Anything else goes
+    partial sums, lane 0 adds the total into the output (or stores it,
+    where the output is a fresh buffer only zero-filled before the sum:
+    the fill is absorbed, as hkt-nvvm-lower-gemm does). Anything else goes
     through upstream's `linalg-to-parallel-loops` (an `scf.parallel` over
     the parallel dimensions, reductions as `scf.for` inside); each such
     loop, and each outermost `scf.parallel` already in the input, becomes

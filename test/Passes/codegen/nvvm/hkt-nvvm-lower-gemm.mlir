@@ -51,6 +51,49 @@ func.func @views(%a: memref<16x32xf32>, %w: memref<3x32x32xf32>, %c: memref<16x3
 
 // -----
 
+// A projection: C is a fresh buffer zero-filled for the product. The fill
+// is absorbed (no fill, C written once, never read); a fill of another
+// value, or a C read between fill and product, keeps both.
+// CHECK-LABEL: func.func @absorbed_fill
+// CHECK: %[[C:.+]] = memref.alloc()
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch {{.*}} function(@gemm_bf16_16x32x32_0)
+// CHECK: scf.yield
+// CHECK-NOT: memref.load %[[C]]
+// CHECK: memref.store %{{.+}}, %[[C]]
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @kept_fills
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[C1:.+]] : memref<16x32xf32>)
+// CHECK: gpu.launch {{.*}} function(@gemm_bf16_16x32x32_1)
+// CHECK: scf.yield
+// CHECK: memref.load %[[C1]]
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK: gpu.launch {{.*}} function(@gemm_bf16_16x32x32_2)
+// CHECK: scf.yield
+// CHECK: memref.load
+func.func @absorbed_fill(%a: memref<16x32xf32>, %w: memref<32x32xf32>) -> memref<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x32xf32>)
+  linalg.matmul ins(%a, %w : memref<16x32xf32>, memref<32x32xf32>) outs(%c : memref<16x32xf32>)
+  return %c : memref<16x32xf32>
+}
+func.func @kept_fills(%a: memref<16x32xf32>, %w: memref<32x32xf32>, %out: memref<16x32xf32>) -> memref<16x32xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<16x32xf32>
+  linalg.fill ins(%one : f32) outs(%c : memref<16x32xf32>)
+  linalg.matmul ins(%a, %w : memref<16x32xf32>, memref<32x32xf32>) outs(%c : memref<16x32xf32>)
+  %d = memref.alloc() : memref<16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x32xf32>)
+  memref.copy %d, %out : memref<16x32xf32> to memref<16x32xf32>
+  linalg.matmul ins(%a, %w : memref<16x32xf32>, memref<32x32xf32>) outs(%d : memref<16x32xf32>)
+  return %c : memref<16x32xf32>
+}
+
+// -----
+
 // What the kernel does not cover keeps the element-wise path: dynamic
 // sizes, f64, matmuls on tensors.
 // CHECK-LABEL: func.func @untouched
@@ -84,4 +127,21 @@ func.func @untouched(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf3
 func.func @with_cublas(%a: memref<16x32xf32>, %b: memref<32x8xf32>, %c: memref<16x8xf32>) {
   linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x8xf32>) outs(%c : memref<16x8xf32>)
   return
+}
+
+// -----
+
+// An absorbed zero fill calls the overwriting form (beta = 0: cuBLASLt
+// does not read C).
+// LT-LABEL: func.func private @hktCublasLtGemmBf16Overwrite(
+// LT-LABEL: func.func @with_cublas_overwrite
+// LT-NOT: linalg.fill
+// LT: call @hktCublasLtGemmBf16Overwrite(
+// LT: gpu.launch {{.*}} function(@gemm_bf16_16x8x32_0)
+func.func @with_cublas_overwrite(%a: memref<16x32xf32>, %b: memref<32x8xf32>) -> memref<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<16x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x8xf32>)
+  linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x8xf32>) outs(%c : memref<16x8xf32>)
+  return %c : memref<16x8xf32>
 }

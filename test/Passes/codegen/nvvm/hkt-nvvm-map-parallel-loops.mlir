@@ -186,6 +186,52 @@ func.func @thread_sum(%x: memref<10x64xf32>, %y: memref<64xf32>) {
 
 // -----
 
+// A sum into a fresh buffer zero-filled just for it absorbs the fill: no
+// fill kernel, the sum stores its totals without reading the output. A
+// buffer read between the fill and the sum keeps both.
+// CHECK-LABEL: func.func @absorbed_fill
+// CHECK: %[[Y:.+]] = memref.alloc()
+// CHECK-NOT: fill
+// CHECK: gpu.launch {{.*}} function(@reduce_0)
+// CHECK: scf.if
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK: memref.store %{{.+}}, %[[Y]]
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @kept_fill
+// CHECK: gpu.launch {{.*}} function(@fill_1)
+// CHECK: gpu.launch {{.*}} function(@reduce_2)
+// CHECK: memref.load
+// CHECK: memref.store
+#xs = affine_map<(t, c) -> (t, c)>
+#cs = affine_map<(t, c) -> (c)>
+func.func @absorbed_fill(%x: memref<10x64xf32>) -> memref<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64xf32>)
+  linalg.generic {indexing_maps = [#xs, #cs], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<10x64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return %y : memref<64xf32>
+}
+func.func @kept_fill(%x: memref<10x64xf32>, %z: memref<64xf32>) -> memref<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64xf32>)
+  memref.copy %y, %z : memref<64xf32> to memref<64xf32>
+  linalg.generic {indexing_maps = [#xs, #cs], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<10x64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return %y : memref<64xf32>
+}
+
+// -----
+
 // A sum whose output index depends on a reduction loop (d theta: column j
 // of the scores belongs to head j / 4) adds each term atomically, a
 // thread per term.
