@@ -151,8 +151,10 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   // computes; a thread per output element, a warp for long sums.
   pm.addPass(createHktNvvmMapParallelLoopsPass());
   pm.addPass(createHktNvvmHostStagingPass());
-  // After bufferization, which cannot see through nvvm.mma.sync.
+  // After bufferization, which cannot see through nvvm.mma.sync nor
+  // nvgpu's cp.async groups.
   pm.addPass(createHktNvvmLowerBf16MmaPass());
+  pm.addPass(createHktNvvmAsyncCopyGroupsPass());
 }
 
 void mlir::hkt::buildHktGpuEmulationPipeline(

@@ -4,6 +4,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "dialect/HKTDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -22,6 +25,23 @@ SmallVector<Value> nvvm::readOnlyBuffers(ImplicitLocOpBuilder &b,
   for (Value t : tensors)
     buffers.push_back(readOnlyBuffer(b, t));
   return buffers;
+}
+
+Value nvvm::toBf16(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type bf16 = b.getBF16Type();
+  Value empty = tensor::EmptyOp::create(b, type.getShape(), bf16);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, empty.getType(), tensor, empty, ArrayRef<AffineMap>{id, id}, parallel,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value x = arith::TruncFOp::create(nb, loc, bf16, args[0]);
+        linalg::YieldOp::create(nb, loc, x);
+      });
+  generic->setAttr(kKernelAttr, b.getStringAttr("to_bf16"));
+  return generic.getResult(0);
 }
 
 nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionOp op) {

@@ -33,6 +33,10 @@ struct AttentionBuffers {
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
 /// readOnlyBuffer of each tensor.
 SmallVector<Value> readOnlyBuffers(ImplicitLocOpBuilder &b, ValueRange tensors);
+/// `tensor` (f32) rounded to bf16 by an element-wise linalg.generic (a
+/// kernel `to_bf16`): what the kernels copy to shared memory as raw bytes
+/// (cp.async) must already be bf16.
+Value toBf16(ImplicitLocOpBuilder &b, Value tensor);
 
 /// The sizes an attention kernel is built for, read from its op (forward
 /// or backward), and the levels' factors.

@@ -94,7 +94,7 @@ Value Bf16KernelBuilder::loadBRows(Value tile, Value row0, int64_t col) {
                   /*transpose=*/false);
 }
 
-Value Bf16KernelBuilder::loadBCols(Value tile, int64_t row0, int64_t col) {
+Value Bf16KernelBuilder::loadBCols(Value tile, Value row0, int64_t col) {
   return ldmatrix(tile, add(rem(lane, 16), row0), c(col), 2,
                   /*transpose=*/true);
 }

@@ -116,7 +116,10 @@ protected:
   Value loadBRows(Value tile, Value row0, int64_t col);
   /// B fragment of a 16 x 8 block whose 16 k-rows are rows `row0`.. of
   /// `tile`, columns from `col` (B = tile: V for P V).
-  Value loadBCols(Value tile, int64_t row0, int64_t col);
+  Value loadBCols(Value tile, int64_t row0, int64_t col) {
+    return loadBCols(tile, c(row0), col);
+  }
+  Value loadBCols(Value tile, Value row0, int64_t col);
   /// D = A B + C on one m16n8k16 fragment (f32 accumulators).
   Fragment mma(Value a, Value bFrag, ArrayRef<Value> acc);
   /// Two accumulator fragments (k 0-7 and 8-15) as a bf16 A fragment.

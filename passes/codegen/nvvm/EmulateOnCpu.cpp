@@ -642,6 +642,52 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   return lowerMatrixOps(team, laneZero);
 }
 
+/// cp.async as the thread's own synchronous copy: the dst elements from
+/// src, zero past srcElements. The data lands before the wait instead of
+/// by it; the kernels' barriers after the waits still order every thread's
+/// copies before their readers, as on the GPU. Groups and waits go.
+void emulateAsyncCopies(gpu::LaunchOp launch) {
+  SmallVector<Operation *> waits, groups, copies;
+  launch.walk([&](Operation *op) {
+    if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+      waits.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op))
+      groups.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCopyOp>(op))
+      copies.push_back(op);
+  });
+  for (Operation *op : waits)
+    op->erase();
+  for (Operation *op : groups)
+    op->erase();
+  for (Operation *op : copies) {
+    auto copy = cast<nvgpu::DeviceAsyncCopyOp>(op);
+    ImplicitLocOpBuilder b(copy.getLoc(), copy);
+    int64_t n = copy.getDstElements().getZExtValue();
+    Value count = copy.getSrcElements();
+    Type element = cast<MemRefType>(copy.getDst().getType()).getElementType();
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(element));
+    for (int64_t i = 0; i < n; ++i) {
+      auto at = [&](ValueRange indices) {
+        SmallVector<Value> shifted(indices);
+        shifted.back() = arith::AddIOp::create(
+            b, shifted.back(), arith::ConstantIndexOp::create(b, i));
+        return shifted;
+      };
+      Value x = memref::LoadOp::create(b, copy.getSrc(),
+                                       at(copy.getSrcIndices()));
+      if (count)
+        x = arith::SelectOp::create(
+            b,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                  arith::ConstantIndexOp::create(b, i), count),
+            x, zero);
+      memref::StoreOp::create(b, x, copy.getDst(), at(copy.getDstIndices()));
+    }
+    copy.erase();
+  }
+}
+
 struct HktNvvmEmulateOnCpuPass
     : public mlir::hkt::impl::HktNvvmEmulateOnCpuPassBase<
           HktNvvmEmulateOnCpuPass> {
@@ -665,6 +711,7 @@ struct HktNvvmEmulateOnCpuPass
                            "emulated");
         return signalPassFailure();
       }
+      emulateAsyncCopies(launch);
       if (failed(emulate(launch, threadNum)))
         return signalPassFailure();
     }

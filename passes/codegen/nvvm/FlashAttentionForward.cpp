@@ -2,22 +2,26 @@
 //
 // hkt.online_attention -> the kernel `attention_fwd`, in the manner of
 // FlashAttention-2 (docs/gpu.md): a block of four warps per (64-row query
-// tile, head, batch row), each warp owning 16 query rows. Q, K and V of
-// every level are rounded to bf16 as they are staged in shared memory; the
-// level-0 query fragments are loaded once with ldmatrix and stay in
-// registers. Per key tile: S = Q0 K0^T on mma.sync m16n8k16 (bf16 -> f32),
-// each level >= 1's coarse score block computed once per tile pair into
-// shared memory and added to the fragment elements it covers (SPEC 4), the
-// masks, the online softmax on the accumulator fragments (row max by warp
-// shuffles; each lane keeps a partial row sum, reduced once at the end),
-// P re-packed to bf16 A fragments in registers, and O += P V with V's
-// fragments from ldmatrix.trans. Key tiles above the block's diagonal
-// (causal) or past the key length are not visited.
+// tile, head, batch row), each warp owning 16 query rows. K0 and V are
+// converted to bf16 in global memory first (a kernel `to_bf16` each) and
+// their tiles copied to shared memory with cp.async, double-buffered: the
+// copy of tile t + 1 runs while tile t is computed (one stage where two
+// do not fit). The queries and coarse keys are rounded to bf16 as they
+// are staged; the level-0 query fragments are loaded once with ldmatrix
+// and stay in registers. Per key tile: S = Q0 K0^T on mma.sync m16n8k16
+// (bf16 -> f32), each level >= 1's coarse score block computed once per
+// tile pair into shared memory and added to the fragment elements it
+// covers (SPEC 4), the masks, the online softmax on the accumulator
+// fragments (row max by warp shuffles; each lane keeps a partial row sum,
+// reduced once at the end), P re-packed to bf16 A fragments in registers,
+// and O += P V with V's fragments from ldmatrix.trans. Key tiles above the
+// block's diagonal (causal) or past the key length are not visited.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/AttentionKernels.h"
 #include "passes/codegen/nvvm/Bf16KernelBuilder.h"
+#include "passes/codegen/nvvm/Passes.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,13 +48,17 @@ constexpr int64_t kBf16Bytes = 2;
 
 struct Shape : AttentionDims {
   int64_t tileK;
+  /// Shared-memory stages of the key and value tiles: 2 (cp.async of the
+  /// next tile while this one is computed) or 1.
+  int64_t stages = 2;
 
   int64_t queryTiles() const { return (tq + kTileQ - 1) / kTileQ; }
   static int64_t coarseRows(int64_t rows, int64_t f) {
     return Bf16KernelBuilder::coarseRows(rows, f);
   }
   int64_t sharedBytes() const {
-    int64_t bytes = (kTileQ + 2 * tileK) * (headDim + kLdMatrixPad) * kBf16Bytes;
+    int64_t bytes = (kTileQ + 2 * stages * tileK) * (headDim + kLdMatrixPad) *
+                    kBf16Bytes;
     for (int64_t l = 1; l < levels(); ++l) {
       int64_t rq = coarseRows(kTileQ, factors[l]);
       int64_t rk = coarseRows(tileK, factors[l]);
@@ -82,7 +90,9 @@ private:
   void loadQueryFragments();
   SmallVector<Value> loadRowState();
   scf::ForOp buildTileLoop(ValueRange init, Value numTiles);
-  void stageKeyTiles();
+  void copyKeyValueTile(Value firstKey, Value row0);
+  void stageKeyValueTiles(Value tile);
+  void stageCoarseKeys();
   void computeCoarseScores();
   SmallVector<Fragment> computeScores();
   void addCoarseScoresAndMasks(SmallVector<Fragment> &scores);
@@ -94,6 +104,8 @@ private:
   OnlineAttentionOp op;
   Shape s;
   AttentionBuffers buf;
+  /// K0 and V in bf16 (global memory), the cp.async sources.
+  Value keysBf16, valueBf16;
 
   // Shared arrays: the level-0 query tile, the key and value tiles, each
   // level >= 1's coarse query and key tiles and coarse scores.
@@ -109,10 +121,14 @@ private:
   /// The warp's level-0 query fragments, one per 16 columns.
   SmallVector<Value> queryFragments;
   Value keyLength, j0, negInf;
+  /// First row of the current tile's stage in keyTile and valueTile.
+  Value stageRow0;
   SmallVector<Value> coarseKeyBase;
 };
 
 void Lowering::run() {
+  keysBf16 = readOnlyBuffer(b, toBf16(b, op.getKeys()[0]));
+  valueBf16 = readOnlyBuffer(b, toBf16(b, op.getValue()));
   buf = AttentionBuffers::create(b, op);
   gpu::LaunchOp launch =
       createLaunch(s.queryTiles(), s.heads, s.batch, "attention_fwd");
@@ -140,8 +156,8 @@ void Lowering::run() {
 void Lowering::allocateSharedArrays() {
   int64_t d = s.headDim;
   queryTile = sharedArray(kTileQ, d + kLdMatrixPad, bf16);
-  keyTile = sharedArray(s.tileK, d + kLdMatrixPad, bf16);
-  valueTile = sharedArray(s.tileK, d + kLdMatrixPad, bf16);
+  keyTile = sharedArray(s.stages * s.tileK, d + kLdMatrixPad, bf16);
+  valueTile = sharedArray(s.stages * s.tileK, d + kLdMatrixPad, bf16);
   coarseQueries.resize(s.levels());
   coarseKeys.resize(s.levels());
   coarseScores.resize(s.levels());
@@ -207,12 +223,21 @@ SmallVector<Value> Lowering::loadRowState() {
 }
 
 scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
+  // Two stages: tile 0's copies are issued before the loop.
+  if (s.stages == 2) {
+    copyKeyValueTile(c(0), c(0));
+    gpu::BarrierOp::create(b)->setAttr(kAsyncCopyCommitAttr, b.getUnitAttr());
+  }
   auto tileLoop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(tileLoop.getBody());
   j0 = arith::MulIOp::create(b, tileLoop.getInductionVar(), c(s.tileK));
-  stageKeyTiles();
-  gpu::BarrierOp::create(b);
+  stageKeyValueTiles(tileLoop.getInductionVar());
+  stageCoarseKeys();
+  // The copies of this tile have landed (all groups but the next tile's),
+  // and every thread's are visible after the barrier.
+  gpu::BarrierOp::create(b)->setAttr(kAsyncCopyWaitAttr,
+                                     b.getI32IntegerAttr(s.stages - 1));
   if (s.levels() > 1) {
     computeCoarseScores();
     gpu::BarrierOp::create(b);
@@ -226,9 +251,43 @@ scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
   return tileLoop;
 }
 
-void Lowering::stageKeyTiles() {
-  stage(keyTile, buf.keys[0], j0, s.tileK, s.tk);
-  stage(valueTile, buf.value, j0, s.tileK, s.tk);
+/// cp.async of keys firstKey.. (a tile) of K0 and V to rows row0.. of
+/// keyTile and valueTile, 16 bytes (8 columns) a copy; keys past the end
+/// are zero-filled (V must be finite where P is 0).
+void Lowering::copyKeyValueTile(Value firstKey, Value row0) {
+  constexpr int64_t chunk = 8;
+  forEachElement(s.tileK, s.headDim / chunk, [&](Value r, Value j) {
+    Value key = add(firstKey, r);
+    Value clamped = arith::MinUIOp::create(b, key, c(s.tk - 1));
+    Value count = arith::SelectOp::create(b, lt(key, c(s.tk)), c(chunk), c(0));
+    Value col = mul(j, chunk);
+    auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    for (auto [dst, src] : {std::pair(keyTile, keysBf16),
+                            std::pair(valueTile, valueBf16)})
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, token, dst, ValueRange{add(row0, r), col}, src,
+          ValueRange{batch, clamped, add(col0, col)},
+          b.getIndexAttr(chunk), count, b.getUnitAttr());
+  });
+}
+
+/// Issues the copies for tile `tile`'s keys and values (its stage:
+/// stageRow0); the barrier after the staging waits for them. Two stages:
+/// tile `tile`'s copies were issued an iteration earlier; the next tile's
+/// go now, into the other stage, whose last readers passed the previous
+/// iteration's final barrier.
+void Lowering::stageKeyValueTiles(Value tile) {
+  if (s.stages == 1) {
+    stageRow0 = c(0);
+    copyKeyValueTile(j0, stageRow0);
+    return;
+  }
+  stageRow0 = mul(rem(tile, 2), s.tileK);
+  Value next = add(tile, 1);
+  copyKeyValueTile(mul(next, s.tileK), mul(rem(next, 2), s.tileK));
+}
+
+void Lowering::stageCoarseKeys() {
   coarseKeyBase.assign(s.levels(), Value());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
@@ -256,7 +315,8 @@ SmallVector<Fragment> Lowering::computeScores() {
     Fragment acc(4, cf(0.0f));
     for (int64_t kk = 0; kk < s.headDim / Target::kBf16MmaK; ++kk)
       acc = mma(queryFragments[kk],
-                loadBRows(keyTile, n, kk * Target::kBf16MmaK), acc);
+                loadBRows(keyTile, add(stageRow0, n), kk * Target::kBf16MmaK),
+                acc);
     scores.push_back(acc);
   }
   return scores;
@@ -342,7 +402,7 @@ SmallVector<Value> Lowering::accumulatePV(ArrayRef<Value> pA, ValueRange acc) {
     Fragment o(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
     for (int64_t kk = 0; kk < s.tileK / Target::kBf16MmaK; ++kk)
       o = mma(pA[kk],
-              loadBCols(valueTile, kk * Target::kBf16MmaK,
+              loadBCols(valueTile, add(stageRow0, kk * Target::kBf16MmaK),
                         n * Target::kBf16MmaN),
               o);
     llvm::append_range(out, o);
@@ -398,13 +458,23 @@ FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
   // Whole 16-key fragments of P; halved until the shared arrays fit in a
   // block's static 48 KiB. What does not fit even then (d = 256) takes
   // dynamic shared memory (hkt-nvvm-dynamic-shared-memory).
-  s.tileK = std::max<int64_t>(Target::kBf16MmaK,
-                              tileK / Target::kBf16MmaK * Target::kBf16MmaK);
-  while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
-         s.tileK > Target::kBf16MmaK)
+  auto fit = [&](int64_t stages) {
+    s.stages = stages;
     s.tileK = std::max<int64_t>(Target::kBf16MmaK,
-                                s.tileK / 2 / Target::kBf16MmaK *
-                                    Target::kBf16MmaK);
+                                tileK / Target::kBf16MmaK * Target::kBf16MmaK);
+    while (s.sharedBytes() > Target::kStaticSharedMemoryBytes &&
+           s.tileK > Target::kBf16MmaK)
+      s.tileK = std::max<int64_t>(Target::kBf16MmaK,
+                                  s.tileK / 2 / Target::kBf16MmaK *
+                                      Target::kBf16MmaK);
+    return s.sharedBytes();
+  };
+  // Two stages of keys and values in 48 KiB, else one; beyond 48 KiB
+  // (dynamic shared memory) two where they fit.
+  if (fit(2) > Target::kStaticSharedMemoryBytes &&
+      fit(1) > Target::kStaticSharedMemoryBytes &&
+      fit(2) > Target::kMaxSharedMemoryBytes)
+    fit(1);
   if (s.sharedBytes() > Target::kMaxSharedMemoryBytes)
     return fail("even a key tile of ")
            << s.tileK << " needs " << s.sharedBytes()

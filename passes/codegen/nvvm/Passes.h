@@ -16,6 +16,12 @@ namespace hkt {
 #define GEN_PASS_DECL
 #include "passes/codegen/nvvm/Passes.h.inc"
 
+/// The cp.async points the attention kernels mark on a gpu.barrier for
+/// hkt-nvvm-async-copy-groups: close the thread's copies into a group
+/// (unit), or close them and wait until at most N groups are pending (i32).
+inline constexpr char kAsyncCopyCommitAttr[] = "hkt.cp_async_commit";
+inline constexpr char kAsyncCopyWaitAttr[] = "hkt.cp_async_wait";
+
 #define GEN_PASS_REGISTRATION
 #include "passes/codegen/nvvm/Passes.h.inc"
 

@@ -35,6 +35,13 @@ def HktNvvmLowerOnlineAttentionPass : Pass<"hkt-nvvm-lower-online-attention"> {
     scores and rescales its accumulator row. It needs head widths that are
     multiples of 16 and tiles of whole warps and whole coarse rows.
 
+    `precision=bf16` builds the FlashAttention-2 kernels (docs/gpu.md):
+    `attention_fwd` (mma.sync m16n8k16, fragments by ldmatrix, K0 and V
+    converted to bf16 first and their tiles double-buffered with cp.async,
+    the group points marked for `hkt-nvvm-async-copy-groups`) and, for
+    `hkt.online_attention_backward`, `attention_bwd_dkdv` and
+    `attention_bwd_dq`.
+
     Before:
 
     ```mlir
@@ -71,6 +78,7 @@ def HktNvvmLowerOnlineAttentionPass : Pass<"hkt-nvvm-lower-online-attention"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
@@ -109,6 +117,30 @@ def HktNvvmLowerBf16MmaPass : Pass<"hkt-nvvm-lower-bf16-mma"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def HktNvvmAsyncCopyGroupsPass : Pass<"hkt-nvvm-async-copy-groups"> {
+  let summary = "Materialise the cp.async commit and wait points the kernels mark on their barriers";
+  let description = [{
+    The bf16 attention kernels stage key and value tiles with
+    `nvgpu.device_async_copy` (cp.async). Its group ops
+    (`nvgpu.device_async_create_group`, `nvgpu.device_async_wait`) declare
+    no memory effects, which buffer deallocation refuses, so the kernels
+    are built with the points marked on the `gpu.barrier` that follows
+    each: `hkt.cp_async_commit` (close the thread's copies into a group)
+    or `hkt.cp_async_wait = N` (close them, then wait until at most N
+    groups are pending). Run after bufferization, this pass puts the group
+    ops before those barriers and drops the marks:
+
+    ```mlir
+    gpu.barrier {hkt.cp_async_wait = 1 : i32}
+    // becomes
+    %g = nvgpu.device_async_create_group
+    nvgpu.device_async_wait %g {numGroups = 1 : i32}
+    gpu.barrier
+    ```
+  }];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect"];
 }
 
 def HktNvvmDynamicSharedMemoryPass : Pass<"hkt-nvvm-dynamic-shared-memory"> {

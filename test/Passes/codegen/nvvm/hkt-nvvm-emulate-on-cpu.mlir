@@ -205,3 +205,34 @@ func.func @shuffle_down(%out: memref<32xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// cp.async: each thread copies its 8 elements itself, at once (the next
+// barrier still orders them before their readers): element i from the
+// source where i < srcElements, else zero. Groups and waits go.
+// CHECK-LABEL: func.func @async_copy
+// CHECK: omp.parallel
+// CHECK-COUNT-8: memref.load %{{.+}} : memref<4x16xbf16>
+// CHECK-NOT: memref.load %{{.+}} : memref<4x16xbf16>
+// CHECK: arith.select
+// CHECK: omp.barrier
+// CHECK-NOT: nvgpu.device_async
+func.func @async_copy(%src: memref<4x16xbf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c2, %v = %c1, %w = %c1) {
+    %tile = memref.alloca() : memref<4x24xbf16, #gpu.address_space<workgroup>>
+    %col = arith.muli %tx, %c1 : index
+    %t = nvgpu.device_async_copy %src[%tx, %c0], %tile[%tx, %c0], 8, %n {bypassL1} : memref<4x16xbf16> to memref<4x24xbf16, #gpu.address_space<workgroup>>
+    %g = nvgpu.device_async_create_group %t
+    nvgpu.device_async_wait %g {numGroups = 0 : i32}
+    gpu.barrier
+    %x0 = memref.load %tile[%c1, %c0] : memref<4x24xbf16, #gpu.address_space<workgroup>>
+    memref.store %x0, %src[%tx, %c1] : memref<4x16xbf16>
+    gpu.terminator
+  }
+  return
+}

@@ -4,16 +4,23 @@
 
 // The bf16 FlashAttention-2 kernel: two levels, causal, B = 1, T = 40,
 // D = 32, H = 2 (head width 16). One block of four warps (128 threads) per
-// 64-row query tile and head, named attention_fwd. Shared memory in bf16,
-// ldmatrix rows padded by 8 elements (16 bytes): level-0 queries (64 rows),
-// keys and values (32-key tiles); level 1's coarse queries (33 rows: any
+// 64-row query tile and head, named attention_fwd. K0 and V first become
+// bf16 tensors (the kernels to_bf16), which the kernel copies to shared
+// memory with cp.async. Shared memory in bf16, ldmatrix rows padded by 8
+// elements (16 bytes): level-0 queries (64 rows), keys and values (two
+// stages of 32-key tiles); level 1's coarse queries (33 rows: any
 // 64 fine rows touch at most 33 coarse ones) and keys (17), rows padded by
 // 16 bytes for ldmatrix, and its coarse scores in f32.
 // CHECK-LABEL: func.func @flash
+// CHECK: %[[K16:.+]] = linalg.generic {{.*}} ins(%arg2 : tensor<1x40x32xf32>) outs(%{{.+}} : tensor<1x40x32xbf16>) attrs = {{.*}}hkt.kernel = "to_bf16"
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: %[[KB:.+]] = bufferization.to_buffer %[[K16]] read_only
+// CHECK: %[[V16:.+]] = linalg.generic {{.*}} ins(%arg4 : tensor<1x40x32xf32>) outs(%{{.+}} : tensor<1x40x32xbf16>) attrs = {{.*}}hkt.kernel = "to_bf16"
+// CHECK: %[[VB:.+]] = bufferization.to_buffer %[[V16]] read_only
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) function(@attention_fwd)
 // CHECK: %[[QS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
-// CHECK: %[[KS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
-// CHECK: %[[VS:.+]] = memref.alloca() : memref<32x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VS:.+]] = memref.alloca() : memref<64x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[CQ:.+]] = memref.alloca() : memref<33x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[CK:.+]] = memref.alloca() : memref<17x24xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[CS:.+]] = memref.alloca() : memref<33x18xf32, #gpu.address_space<workgroup>>
@@ -21,10 +28,18 @@
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: gpu.barrier
 // CHECK: %[[QF:.+]] = nvgpu.ldmatrix %[[QS]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false} : memref<64x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+//   Tile 0's keys and values by cp.async (16 bytes, zero past the end),
+//   committed as a group (the mark hkt-nvvm-async-copy-groups expands).
+// CHECK: nvgpu.device_async_copy %[[KB]][%{{.+}}, %{{.+}}, %{{.+}}], %[[KS]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK: nvgpu.device_async_copy %[[VB]][%{{.+}}, %{{.+}}, %{{.+}}], %[[VS]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK: gpu.barrier {hkt.cp_async_commit}
 //   The tile loop carries each lane's two rows' max and partial sum and its
-//   two 16 x 8 accumulator fragments (8 values).
+//   two 16 x 8 accumulator fragments (8 values). It first copies the next
+//   tile into the other stage, then waits for all groups but that one.
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy %[[KB]]
+// CHECK: nvgpu.device_async_copy %[[VB]]
+// CHECK: gpu.barrier {hkt.cp_async_wait = 1 : i32}
 //   Coarse scores once per tile pair, on mma.sync too (the aligned 32 x 16
 //   block: four m16n8 fragments, one a warp, stored where the warp's
 //   fragment index is live), then S = Q0 K0^T (K not transposed: its rows
