@@ -139,7 +139,7 @@ void Bf16KernelBuilder::coarseBlock(Value cq, Value ck, Value cs,
                                     int64_t f, int64_t d) {
   if (coarseOnTensorCores(tileRows, tileCols, f)) {
     int64_t rq = tileRows / f, rk = tileCols / f;
-    bool swap = !(rq % Target::kBf16MmaM == 0 && rk % Target::kBf16MmaN == 0);
+    bool swap = !wholeFragments(rq, rk);
     coarseBlockOnTensorCores(cq, ck, cs, rq, rk, d, swap);
     return;
   }

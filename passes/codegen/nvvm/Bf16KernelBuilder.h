@@ -49,8 +49,13 @@ public:
                                   int64_t f) {
     if (tileRows % f || tileCols % f)
       return false;
-    int64_t rq = tileRows / f, rk = tileCols / f;
-    return (rq % 16 == 0 && rk % 8 == 0) || (rk % 16 == 0 && rq % 8 == 0);
+    return wholeFragments(tileRows / f, tileCols / f) ||
+           wholeFragments(tileCols / f, tileRows / f);
+  }
+  /// Whether an m x n block is whole m16n8 fragments.
+  static bool wholeFragments(int64_t m, int64_t n) {
+    return m % NvvmTargetInfo::kBf16MmaM == 0 &&
+           n % NvvmTargetInfo::kBf16MmaN == 0;
   }
   /// The padding of that block's coarse query and key rows: ldmatrix
   /// needs 16-byte aligned rows, the SIMT loop one word against bank
