@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "runtime/ModuleFormat.h"
 
 using namespace mlir;
@@ -17,11 +18,24 @@ using namespace mlir::hkt;
 
 #include "dialect/HKTOpsDialect.cpp.inc"
 
+namespace {
+/// hkt ops are value semantics without regions: a call of a function made
+/// of them can always be inlined (the GPU path inlines a model's row
+/// functions into its entries).
+struct HKTInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void HKTDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialect/HKTOps.cpp.inc"
       >();
+  addInterfaces<HKTInlinerInterface>();
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
@@ -93,6 +94,8 @@ void mlir::hkt::registerHktExtensions(DialectRegistry &registry) {
   // (hkt-differentiate).
   registerAdjointExternalModels(registry);
   linalg::registerTransformDialectExtension(registry);
+  // The GPU path inlines a model's row functions into its entries.
+  func::registerInlinerExtension(registry);
   memref::registerTransformDialectExtension(registry);
   scf::registerTransformDialectExtension(registry);
   vector::registerTransformDialectExtension(registry);

@@ -128,6 +128,11 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
 static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
                           StringRef precision, bool cublasLt) {
   using namespace mlir::hkt;
+  // A model's entries call its row functions: one host function each, so
+  // that every kernel launch is in the entry; the rows run in order.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createHktNvvmHostLoopsInOrderPass());
   pm.addPass(createHktFusePass());
   HktNvvmLowerOnlineAttentionPassOptions tiles;
   tiles.tileQ = tileQ;

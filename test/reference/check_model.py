@@ -9,6 +9,8 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
   check_model.py --hkt-compile PATH --hkt-run PATH --config JSON
                  --workdir DIR [--batch N,...] [--max-batch N] [--short N]
                  [--pipeline NAME] [--seed N] [--tol 1e-4]
+                 [--target cpu|gpu-emulation] [--precision f32|bf16]
+                 [--precompiled DIR]
 
 The model is compiled once (its batch is dynamic, bounded by --max-batch,
 default the largest of --batch) and checked at every batch size of --batch
@@ -49,6 +51,10 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--target", default="cpu")
+    ap.add_argument("--precision", default="f32")
+    ap.add_argument("--precompiled",
+                    help="a module hkt-compile built from --config before")
     return ap.parse_args(argv)
 
 
@@ -78,10 +84,14 @@ def main(argv):
         json.dump(user_cfg, f)
     st = os.path.join(wd, "params.safetensors")
     write_safetensors(st, params)
-    moddir = os.path.join(wd, "mod")
-    run_tool([args.hkt_compile, "--model", cfg_path, "--max-batch",
-              str(max_batch), "--backward", "--pipeline", args.pipeline,
-              "-o", moddir], args.timeout)
+    moddir = args.precompiled or os.path.join(wd, "mod")
+    target = []
+    if args.target != "cpu":
+        target = ["--target", args.target, "--precision", args.precision]
+    if not args.precompiled:
+        run_tool([args.hkt_compile, "--model", cfg_path, "--max-batch",
+                  str(max_batch), "--backward", "--pipeline", args.pipeline,
+                  "-o", moddir] + target, args.timeout)
     failed = 0
     for B in batches:
         failed += check_batch(args, user_cfg, cfg, params, rng, seed, B, wd,
@@ -108,13 +118,18 @@ def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
     np.save(tok_path, tokens)
     np.save(lab_path, labels)
     logits_path = os.path.join(wd, "logits-%d.npy" % B)
+    # The emulated GPU's teams outnumber the cores: waiting threads must
+    # sleep, not spin.
+    env = None
+    if args.target == "gpu-emulation":
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", KMP_BLOCKTIME="0")
     run_tool([args.hkt_run, moddir, "--entry", "logits", "--quiet", "--params", st,
               "--input", "tokens=" + tok_path, "--output", "logits=" + logits_path],
-             args.timeout)
+             args.timeout, env)
     grads_path = os.path.join(wd, "grads-%d.safetensors" % B)
     p = run_tool([args.hkt_run, moddir, "--quiet", "--params", st,
                   "--input", "tokens=" + tok_path, "--input", "labels=" + lab_path,
-                  "--grads", grads_path], args.timeout)
+                  "--grads", grads_path], args.timeout, env)
     line = [l for l in p.stdout.decode().splitlines() if l.startswith("{")]
     if not line:
         raise CheckError("hkt-run --grads printed no JSON line")

@@ -167,11 +167,12 @@ static std::string checkFlags() {
                emitPTX || kernelReport))
     return "--chip, --cuda-path, --emit-ptx and --kernel-report apply "
            "to --target nvvm only";
-  if (target != "cpu" && !modelFile.empty())
-    return "--target " + target.getValue() +
-           " compiles a layer or a module; --model is CPU-only for now";
-  if (target != "cpu" && backward && precision != "bf16")
-    return "--backward on --target " + target.getValue() +
+  // The model's gradient and training-step entries are there unless
+  // --inference, so the GPU's (bf16) backward is needed then too.
+  bool gradients = backward || (!modelFile.empty() && !inferenceOnly);
+  if (target != "cpu" && gradients && precision != "bf16")
+    return std::string(backward ? "--backward" : "--model (without --inference)") +
+           " on --target " + target.getValue() +
            " needs --precision bf16 (the GPU's attention backward is the "
            "bf16 tensor-core one)";
   return "";

@@ -6,7 +6,8 @@
 // thread (omp.parallel num_threads(block size)), gpu.barrier an
 // omp.barrier (a kernel with neither barriers nor warp-level ops, whose
 // threads are independent, one scf.parallel over blocks and threads), workgroup
-// memory one stack buffer per launch, the device buffers host buffers. The
+// memory one stack buffer per launch, the device buffers host buffers; each
+// kernel a private host function of its own, called where it was launched. The
 // kernels' IR is the one the GPU runs, barriers and shared memory included, so
 // the numerical tests check it against the float64 reference on machines
 // without a GPU; only the NVVM code generation itself is left out.
@@ -30,6 +31,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::hkt {
@@ -688,6 +690,48 @@ void emulateAsyncCopies(gpu::LaunchOp launch) {
   }
 }
 
+/// `launch` moved into a private host function of its own, named for the
+/// kernel, and called where it was: the module's entries stay short (LLVM's
+/// OpenMP outlining walks the whole function once per parallel region, so a
+/// model entry with hundreds of inline kernels took minutes), and profiles
+/// of the emulation name the kernels. Returns the launch in its function.
+gpu::LaunchOp outlineLaunch(gpu::LaunchOp launch, SymbolTable &symbols) {
+  SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch->getRegions(), used);
+  for (Value operand : launch->getOperands())
+    used.insert(operand);
+  // Constants are cloned into the kernel (its sizes stay known there), the
+  // rest passed.
+  SmallVector<Value> captured, constants;
+  for (Value v : used)
+    (matchPattern(v, m_Constant()) ? constants : captured).push_back(v);
+  SmallVector<Type> types;
+  for (Value v : captured)
+    types.push_back(v.getType());
+  OpBuilder b(launch.getContext());
+  b.setInsertionPointAfter(launch->getParentOfType<func::FuncOp>());
+  std::string name = "kernel";
+  if (auto fn = launch.getFunctionAttr())
+    name = fn.getValue().str();
+  auto kernel = func::FuncOp::create(b, launch.getLoc(), name,
+                                     b.getFunctionType(types, {}));
+  kernel.setPrivate();
+  symbols.insert(kernel); // renamed if the name is taken
+  Block *entry = kernel.addEntryBlock();
+  IRMapping map;
+  for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
+    map.map(v, arg);
+  b.setInsertionPointToStart(entry);
+  for (Value v : constants)
+    map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  auto moved = cast<gpu::LaunchOp>(b.clone(*launch, map));
+  func::ReturnOp::create(b, launch.getLoc());
+  b.setInsertionPoint(launch);
+  func::CallOp::create(b, launch.getLoc(), kernel, captured);
+  launch.erase();
+  return moved;
+}
+
 struct HktNvvmEmulateOnCpuPass
     : public mlir::hkt::impl::HktNvvmEmulateOnCpuPassBase<
           HktNvvmEmulateOnCpuPass> {
@@ -704,6 +748,7 @@ struct HktNvvmEmulateOnCpuPass
                                        b.getFunctionType({}, {b.getI32Type()}));
       threadNum.setPrivate();
     }
+    SymbolTable symbols(module);
     for (gpu::LaunchOp launch : launches) {
       if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
           launch.getClusterSizeX()) {
@@ -711,6 +756,7 @@ struct HktNvvmEmulateOnCpuPass
                            "emulated");
         return signalPassFailure();
       }
+      launch = outlineLaunch(launch, symbols);
       emulateAsyncCopies(launch);
       if (failed(emulate(launch, threadNum)))
         return signalPassFailure();

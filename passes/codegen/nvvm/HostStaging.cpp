@@ -32,7 +32,14 @@ struct Access {
   bool read = false, written = false;
 };
 
-/// How the kernels use `root` and its views; fails on a host load or store.
+/// A buffer of one element.
+bool isScalar(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getNumElements() == 1;
+}
+
+/// How the kernels use `root` and its views; fails on a host load or store
+/// other than of a scalar.
 FailureOr<Access> kernelAccess(Value root) {
   Access access;
   SmallVector<Value> worklist{root};
@@ -66,6 +73,11 @@ FailureOr<Access> kernelAccess(Value root) {
           access.written |= copy.getDst() == v;
           continue;
         }
+        // A scalar the host reads or writes (the hyper-parameters, the
+        // batch mean of the loss): staged through host memory
+        // (stageScalarAccesses), no kernel's business.
+        if (isa<memref::LoadOp, memref::StoreOp>(user) && isScalar(v))
+          continue;
         return user->emitOpError(
                    "reads or writes device memory on the host (the GPU "
                    "path expects every access inside a kernel)"),
@@ -200,6 +212,58 @@ LogicalResult stageFunction(func::FuncOp fn) {
   return success();
 }
 
+/// Whether `v` is device memory: a gpu.alloc or a view of one.
+bool isDeviceMemory(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<gpu::AllocOp>(def))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    v = view.getViewSource();
+  }
+  return false;
+}
+
+/// The host's loads and stores of device scalars go through a host scalar
+/// (allocated once, at the function's entry) and a one-element copy: a
+/// load copies the device value in first, a store copies it out after.
+void stageScalarAccesses(func::FuncOp fn) {
+  SmallVector<Operation *> accesses;
+  fn.walk([&](Operation *op) {
+    if (op->getParentOfType<gpu::LaunchOp>())
+      return;
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && isDeviceMemory(load.getMemRef()))
+      accesses.push_back(op);
+    if (auto store = dyn_cast<memref::StoreOp>(op);
+        store && isDeviceMemory(store.getMemRef()))
+      accesses.push_back(op);
+  });
+  OpBuilder b(fn.getContext());
+  for (Operation *op : accesses) {
+    bool isLoad = isa<memref::LoadOp>(op);
+    Value device = isLoad ? cast<memref::LoadOp>(op).getMemRef()
+                          : cast<memref::StoreOp>(op).getMemRef();
+    auto type = cast<MemRefType>(device.getType());
+    b.setInsertionPointToStart(&fn.getBody().front());
+    Value host = memref::AllocaOp::create(
+        b, op->getLoc(), MemRefType::get(type.getShape(),
+                                         type.getElementType()));
+    b.setInsertionPoint(op);
+    if (isLoad) {
+      gpu::MemcpyOp::create(b, op->getLoc(), Type(), ValueRange(), host,
+                            device);
+      op->setOperand(0, host);
+    } else {
+      op->setOperand(1, host);
+      b.setInsertionPointAfter(op);
+      gpu::MemcpyOp::create(b, op->getLoc(), Type(), ValueRange(), device,
+                            host);
+    }
+  }
+}
+
 /// Workgroup-memory allocas at a kernel's top level (what
 /// hkt-nvvm-lower-online-attention creates, since attributions cannot pass
 /// through buffer deallocation) -> workgroup attributions of the launch.
@@ -233,6 +297,7 @@ struct HktNvvmHostStagingPass
       }
       if (failed(stageFunction(fn)))
         return signalPassFailure();
+      stageScalarAccesses(fn);
     }
   }
 };

@@ -117,6 +117,18 @@ LogicalResult mapToLaunch(scf::ParallelOp loop, int64_t blockSize,
   return success();
 }
 
+/// A launch of one thread around `loop`, which has no parallel dimension.
+LogicalResult mapToSingleThread(Operation *loop, StringRef name) {
+  ImplicitLocOpBuilder b(loop->getLoc(), loop);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto launch = gpu::LaunchOp::create(b, one, one, one, one, one, one);
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
+  loop->moveBefore(terminator);
+  return success();
+}
+
 /// Terms a sum needs before it gets a warp per output element: below that,
 /// a thread per element does the sum serially about as fast and the other
 /// 31 lanes stay free for other elements.
@@ -326,8 +338,9 @@ LogicalResult mapLinalgOp(linalg::LinalgOp op, int64_t blockSize,
     return success();
   if (auto parallel = dyn_cast<scf::ParallelOp>(loops->front()))
     return mapToLaunch(parallel, blockSize, name);
-  return loops->front()->emitOpError(
-      "has no parallel dimension to map to GPU threads");
+  // No parallel dimension (a scalar that is not a sum: the loss's
+  // reductions over a small batch): one thread runs the loops.
+  return mapToSingleThread(loops->front(), name);
 }
 
 struct HktNvvmMapParallelLoopsPass

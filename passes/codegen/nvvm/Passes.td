@@ -200,6 +200,26 @@ def HktNvvmLowerGemmPass : Pass<"hkt-nvvm-lower-gemm"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def HktNvvmHostLoopsInOrderPass : Pass<"hkt-nvvm-host-loops-in-order"> {
+  let summary = "Run the host's scf.forall loops in order (scf.for over tensors): their kernels launch one after another";
+  let description = [{
+    A model's batched entries run their row function on every row in an
+    `scf.forall` (docs/design.md): on the CPU each row is an OpenMP task.
+    On the GPU the host only launches kernels, in stream order, and the
+    parallelism is inside them; so after the row functions are inlined,
+    every `scf.forall` outside a kernel becomes nested `scf.for` loops with
+    the shared outputs as iteration arguments, each
+    `tensor.parallel_insert_slice` an `tensor.insert_slice` into the
+    running value. The iterations of an `scf.forall` are independent and
+    write disjoint slices, so running them in order gives the same result;
+    sums over the rows keep their order (the same additions as on the CPU).
+    Upstream's `scf-forall-to-for` (MLIR 22) crashes on loops with shared
+    outputs, which these are.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HktNvvmFuseElementwisePass : Pass<"hkt-nvvm-fuse-elementwise"> {
   let summary = "Fuse chains of element-wise linalg.generic ops on tensors into one (one kernel each chain), keeping their kernel names";
   let description = [{

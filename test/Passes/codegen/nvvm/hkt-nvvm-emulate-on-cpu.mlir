@@ -1,13 +1,18 @@
 // RUN: hkt-opt %s --split-input-file --verify-diagnostics --hkt-nvvm-lower-bf16-mma --hkt-nvvm-emulate-on-cpu | FileCheck %s
 
-// A launch of 3 x 2 blocks of 64 threads: the blocks one after another, each
-// an OpenMP team of exactly 64 threads whose ids come from
-// omp_get_thread_num, the barrier an omp.barrier, the workgroup buffer one
-// stack buffer for all blocks, the device buffers host buffers.
+// A launch of 3 x 2 blocks of 64 threads: a private function of its own
+// (named for the kernel), called where the launch was; in it the blocks one
+// after another, each an OpenMP team of exactly 64 threads whose ids come
+// from omp_get_thread_num, the barrier an omp.barrier, the workgroup buffer
+// one stack buffer for all blocks, the device buffers host buffers.
 // CHECK-LABEL: func.func @launch
 // CHECK-SAME: (%[[X:.+]]: memref<384xf32>)
 // CHECK: %[[D:.+]] = memref.alloc() : memref<384xf32>
 // CHECK: memref.copy %[[X]], %[[D]]
+// CHECK: call @kernel(%[[D]]) : (memref<384xf32>) -> ()
+// CHECK: memref.copy %[[D]], %[[X]]
+// CHECK: memref.dealloc %[[D]]
+// CHECK: func.func private @kernel(
 // CHECK: %[[SH:.+]] = memref.alloca() : memref<64xf32>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c1{{.*}} step
 // CHECK: scf.for %[[BY:.+]] = %{{.+}} to %c2{{.*}} step
@@ -18,10 +23,8 @@
 // CHECK: memref.store %{{.+}}, %[[SH]]
 // CHECK: omp.barrier
 // CHECK: memref.load %[[SH]]
-// CHECK: memref.store %{{.+}}, %[[D]]
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<384xf32>
 // CHECK: omp.terminator
-// CHECK: memref.copy %[[D]], %[[X]]
-// CHECK: memref.dealloc %[[D]]
 // CHECK-NOT: gpu.
 // CHECK: func.func private @omp_get_thread_num() -> i32
 func.func @launch(%x: memref<384xf32>) {

@@ -72,6 +72,52 @@ func.func @global_and_view(%y: memref<2x4xf32>) {
 
 // -----
 
+// Scalars the host computes with (a model's hyper-parameters, the batch
+// mean of its loss): an argument only the host reads stays host memory; a
+// device scalar the host reads is copied in first, one it writes is copied
+// out after, through host scalars allocated at the entry.
+// CHECK-LABEL: func.func @host_scalars
+// CHECK-SAME: (%[[LR:.+]]: memref<f32>, %[[OUT:.+]]: memref<f32>)
+// CHECK-COUNT-2: memref.alloca() : memref<f32>
+// CHECK: %[[DOUT:.+]] = gpu.alloc () : memref<f32>
+// CHECK: %[[SUM:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK: gpu.memcpy %[[HIN:.+]], %[[SUM]]
+// CHECK: %[[S:.+]] = memref.load %[[HIN]][]
+// CHECK: %[[L:.+]] = memref.load %[[LR]][]
+// CHECK: %[[P:.+]] = arith.mulf %[[S]], %[[L]]
+// CHECK: %[[TMP:.+]] = gpu.alloc () : memref<f32>
+// CHECK: memref.store %[[P]], %[[HOUT:.+]][]
+// CHECK: gpu.memcpy %[[TMP]], %[[HOUT]]
+// CHECK: gpu.launch
+// CHECK: gpu.memcpy %[[OUT]], %[[DOUT]]
+func.func @host_scalars(%lr: memref<f32>, %out: memref<f32>) {
+  %c1 = arith.constant 1 : index
+  %sum = memref.alloc() : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %two = arith.constant 2.0 : f32
+    memref.store %two, %sum[] : memref<f32>
+    gpu.terminator
+  }
+  %s = memref.load %sum[] : memref<f32>
+  %l = memref.load %lr[] : memref<f32>
+  %p = arith.mulf %s, %l : f32
+  %tmp = memref.alloc() : memref<f32>
+  memref.store %p, %tmp[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %tmp[] : memref<f32>
+    memref.store %v, %out[] : memref<f32>
+    gpu.terminator
+  }
+  memref.dealloc %sum : memref<f32>
+  memref.dealloc %tmp : memref<f32>
+  return
+}
+
+// -----
+
 // Host code that still reads a buffer a kernel uses: an error, not a crash
 // on the device pointer.
 func.func @host_load(%x: memref<8xf32>) -> f32 {

@@ -249,3 +249,27 @@ func.func @atomic_sum(%x: memref<3x8xf32>, %y: memref<2xf32>) {
   }
   return
 }
+
+// -----
+
+// No parallel dimension and not a sum (the loss's largest logit over a
+// small batch): one thread runs the loop.
+// CHECK-LABEL: func.func @scalar_max
+// CHECK: arith.constant 5 : index
+// CHECK: arith.constant 1 : index
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK-NEXT: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) function(@reduce_0)
+// CHECK: scf.for
+// CHECK: arith.maximumf
+// CHECK: gpu.terminator
+#all = affine_map<(i) -> (i)>
+#none = affine_map<(i) -> ()>
+func.func @scalar_max(%x: memref<5xf32>, %y: memref<f32>) {
+  linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction"]}
+      ins(%x : memref<5xf32>) outs(%y : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %o, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}
