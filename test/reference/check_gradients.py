@@ -177,17 +177,29 @@ def main(argv):
         if sorted(got_all) != sorted(ref):
             raise CheckError("%s holds %s, expected %s"
                              % (grads_path, sorted(got_all), sorted(ref)))
-        # Relative to the gradient's own norm, floored at 1e-3 of the largest
-        # gradient's: a gradient that is exactly zero in float64 (every row
-        # with one valid key, say) is float32 round-off here.
-        floor = 1e-3 * max(np.linalg.norm(w) for w in ref.values())
+        # Relative to the gradient's own norm, floored at a share of the
+        # largest gradient's: a gradient that is exactly zero in float64 is
+        # round-off here. In float32 that is far below 1e-3 of the largest.
+        # The gradients that flow from dS = P (dP - delta) (wq, wk, theta,
+        # down_w, down_b) are exactly zero when every row has one valid key,
+        # and in bf16 dP comes from bf16 dO and V while delta = rowsum(dO * O)
+        # is float32, so the cancellation leaves one bf16 rounding (2^-8) of
+        # its terms (seed 2589869690, length 1: dwq 1.5e-3 of the largest
+        # gradient); their floor is 2^-8 / tol, which allows an error of one
+        # bf16 ulp of the largest gradient.
+        largest = max(np.linalg.norm(w) for w in ref.values())
+        from_ds = ("wq", "wk", "theta", "down_w", "down_b")
+        def floor(name):
+            if args.precision == "bf16" and name in from_ds:
+                return 2.0 ** -8 / args.tol * largest
+            return 1e-3 * largest
         errors = {}
         for name, want in ref.items():
             got = got_all[name]
             if got.shape != want.shape:
                 raise CheckError("d%s has shape %s, expected %s"
                                  % (name, got.shape, want.shape))
-            den = max(np.linalg.norm(want), floor)
+            den = max(np.linalg.norm(want), floor(name))
             if name == "theta":
                 # dtheta = lambda (dlambda - sum lambda dlambda) with
                 # dlambda[l] = sum G^(l) S^(l): sums over ~T^2 / 4^l terms
