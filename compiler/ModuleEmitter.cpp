@@ -37,53 +37,73 @@ void syncPath(const std::string &path) {
   ::close(fd);
 }
 
-/// Adds `void _hkt_packed_<name>(void **args)` for every entry: it unpacks
-/// one descriptor pointer per manifest argument and result and calls the C
-/// interface, so a runtime can call any entry without knowing its arity.
+/// Adds `void <symbol>(void **args)`, which calls the C interface `target`
+/// of `entry`: it unpacks one descriptor pointer per manifest argument and
+/// result, so a runtime can call any entry without knowing its arity.
 /// The lowered function takes the function's results as trailing
 /// out-parameters; the one of an in-out result is given its argument's
 /// descriptor, so the final copy of the new value into it (if the pipeline
 /// left one) copies the buffer onto itself, which LLVM removes once the
-/// entry is inlined here. Everything but the packed entries is then
-/// internal to the module.
-LogicalResult addPackedEntries(llvm::Module &module,
-                               ArrayRef<EntrySpec> entries, Location loc) {
+/// entry is inlined here.
+LogicalResult addPackedEntry(llvm::Module &module, const EntrySpec &entry,
+                             llvm::Function *target, const std::string &symbol,
+                             Location loc) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
-  for (const EntrySpec &entry : entries) {
-    llvm::Function *target = module.getFunction("_mlir_ciface_" + entry.name);
-    size_t numArgs = entry.args.size();
-    size_t arity = numArgs + entry.resultInOut.size();
-    // A pipeline that drops the in-out results after bufferization (they
-    // return their argument's buffer) leaves only the manifest's results.
-    bool inOutResultsDropped =
-        target && target->arg_size() == numArgs + entry.results.size();
-    if (!target || (target->arg_size() != arity && !inOutResultsDropped))
-      return emitError(loc)
-             << "internal error: the lowered entry '" << entry.name
-             << "' does not take " << arity << " memref descriptors";
-    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
-                                         /*isVarArg=*/false);
-    auto *packed =
-        llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                               fmt::kPackedSymbolPrefix + entry.name, module);
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
-    auto load = [&](size_t slot) -> llvm::Value * {
-      return b.CreateLoad(ptr,
-                          b.CreateConstGEP1_64(ptr, packed->getArg(0), slot));
-    };
-    SmallVector<llvm::Value *> callArgs;
-    for (size_t i = 0; i < numArgs; ++i)
-      callArgs.push_back(load(i));
-    size_t nextResult = numArgs;
-    for (std::optional<unsigned> argIndex : entry.resultInOut) {
-      if (!argIndex)
-        callArgs.push_back(load(nextResult++));
-      else if (!inOutResultsDropped)
-        callArgs.push_back(callArgs[*argIndex]);
+  size_t numArgs = entry.args.size();
+  size_t arity = numArgs + entry.resultInOut.size();
+  // A pipeline that drops the in-out results after bufferization (they
+  // return their argument's buffer) leaves only the manifest's results.
+  bool inOutResultsDropped =
+      target && target->arg_size() == numArgs + entry.results.size();
+  if (!target || (target->arg_size() != arity && !inOutResultsDropped))
+    return emitError(loc) << "internal error: the lowered entry '" << entry.name
+                          << "' does not take " << arity
+                          << " memref descriptors";
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr},
+                                       /*isVarArg=*/false);
+  auto *packed = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                        symbol, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
+  auto load = [&](size_t slot) -> llvm::Value * {
+    return b.CreateLoad(ptr,
+                        b.CreateConstGEP1_64(ptr, packed->getArg(0), slot));
+  };
+  SmallVector<llvm::Value *> callArgs;
+  for (size_t i = 0; i < numArgs; ++i)
+    callArgs.push_back(load(i));
+  size_t nextResult = numArgs;
+  for (std::optional<unsigned> argIndex : entry.resultInOut) {
+    if (!argIndex)
+      callArgs.push_back(load(nextResult++));
+    else if (!inOutResultsDropped)
+      callArgs.push_back(callArgs[*argIndex]);
+  }
+  b.CreateCall(target, callArgs);
+  b.CreateRetVoid();
+  return success();
+}
+
+/// The packed entries, and for a GPU module's entries the packed device
+/// twins (`_hkt_packed_device_<name>`, which hkt-nvvm-host-staging made as
+/// `<name>_on_device`: the same arguments, in device memory). Everything
+/// else is then internal to the module.
+LogicalResult addPackedEntries(llvm::Module &module,
+                               MutableArrayRef<EntrySpec> entries,
+                               Location loc) {
+  for (EntrySpec &entry : entries) {
+    if (failed(addPackedEntry(module, entry,
+                              module.getFunction("_mlir_ciface_" + entry.name),
+                              fmt::kPackedSymbolPrefix + entry.name, loc)))
+      return failure();
+    if (llvm::Function *twin = module.getFunction("_mlir_ciface_" + entry.name +
+                                                  fmt::kDeviceTwinSuffix)) {
+      if (failed(addPackedEntry(module, entry, twin,
+                                fmt::kDevicePackedSymbolPrefix + entry.name,
+                                loc)))
+        return failure();
+      entry.deviceTwin = true;
     }
-    b.CreateCall(target, callArgs);
-    b.CreateRetVoid();
   }
   for (llvm::Function &f : module)
     if (!f.isDeclaration() &&
@@ -120,9 +140,10 @@ LogicalResult linkSharedObject(Location loc, StringRef object, StringRef output,
 } // namespace
 
 FailureOr<std::unique_ptr<llvm::Module>>
-mlir::hkt::compiler::translateAndOptimize(
-    ModuleOp module, llvm::LLVMContext &llvmContext, llvm::TargetMachine &tm,
-    const std::vector<EntrySpec> &entries) {
+mlir::hkt::compiler::translateAndOptimize(ModuleOp module,
+                                          llvm::LLVMContext &llvmContext,
+                                          llvm::TargetMachine &tm,
+                                          std::vector<EntrySpec> &entries) {
   Location loc = module.getLoc();
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "hkt_module");

@@ -27,11 +27,11 @@
 namespace mlir::hkt::compiler {
 
 /// The LLVM dialect -> optimised LLVM IR for the target machine, with the
-/// packed entry points.
+/// packed entry points (and the device twins', which it marks in
+/// `entries`).
 FailureOr<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &llvmContext,
-                     llvm::TargetMachine &tm,
-                     const std::vector<EntrySpec> &entries);
+                     llvm::TargetMachine &tm, std::vector<EntrySpec> &entries);
 
 /// module.so and manifest.json in `tmpDir`, synced to disk.
 LogicalResult writeModuleFiles(Location loc, StringRef tmpDir,

@@ -466,6 +466,8 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
         {key::kSymbol, fmt::kPackedSymbolPrefix + entry.name},
         {key::kArgs, tensors(entry.args)},
         {key::kResults, tensors(entry.results)}};
+    if (entry.deviceTwin)
+      obj[key::kDeviceSymbol] = fmt::kDevicePackedSymbolPrefix + entry.name;
     if (entry.workingMemory) {
       obj[key::kWorkingMemory] = entry.workingMemory->first;
       obj[key::kWorkingMemoryPerThread] = entry.workingMemory->second;

@@ -60,6 +60,9 @@ struct EntrySpec {
   /// Working memory (docs/module-format.md): bytes allocated once per call
   /// and per thread of a parallel region; unset if not bounded.
   std::optional<std::pair<uint64_t, uint64_t>> workingMemory;
+  /// A GPU module's entry has a twin taking device memory
+  /// (fmt::kDeviceTwinSuffix); set when its packed symbol is emitted.
+  bool deviceTwin = false;
 };
 
 /// Every public function of `module` as an entry, its arguments prepared

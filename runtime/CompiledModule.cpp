@@ -5,13 +5,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CompiledModule.h"
-#include "runtime/CudaDriver.h"
-#include "runtime/MemoryCheck.h"
 #include "runtime/CpuFeatures.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/DeviceMemory.h"
 #include "runtime/Internal.h"
+#include "runtime/MemoryCheck.h"
 
 #include <cstring>
 #include <dlfcn.h>
+#include <type_traits>
 
 using namespace hkt::runtime;
 using namespace hkt::runtime::detail;
@@ -38,15 +40,19 @@ std::string describeIndex(const std::vector<int64_t> &shape, int64_t flat) {
 /// Binds the dynamic dimensions of the arguments (in order: the first
 /// argument with a symbol gives its size) and checks every argument's dtype,
 /// shape and range.
-Status checkArgs(const EntrySpec &spec,
-                 const std::vector<const Tensor *> &tensors, DimSizes &sizes) {
+/// Device tensors (DeviceMemory.h) are checked for dtype and shape only:
+/// their elements are not readable here, and the caller checked the
+/// ranges of the host tensors they were uploaded from.
+template <typename T>
+Status checkArgs(const EntrySpec &spec, const std::vector<const T *> &tensors,
+                 DimSizes &sizes) {
   if (tensors.size() != spec.args.size())
     return Status::error(
         concat("entry '", spec.name, "' takes ", spec.args.size(), " input",
                spec.args.size() == 1 ? "" : "s", ", got ", tensors.size()));
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const TensorSpec &s = spec.args[i];
-    const Tensor *t = tensors[i];
+    const T *t = tensors[i];
     std::string who = concat("entry '", spec.name,
                              "': ", s.isInOut() ? "in-out argument" : "input",
                              " '", s.name, "'");
@@ -57,23 +63,26 @@ Status checkArgs(const EntrySpec &spec,
                                   ", expected ", dtypeName(s.dtype)));
     if (Status st = s.matchShape(t->shape(), sizes, who); !st.ok())
       return st;
-    if (!s.range)
-      continue;
-    auto [lo, hi] = *s.range;
-    for (int64_t e = 0, n = t->numElements(); e < n; ++e) {
-      int64_t v = t->elementAsInt(e);
-      if (v < lo || v > hi)
-        return Status::error(
-            concat(who, " has value ", v, describeIndex(t->shape(), e),
-                   ", outside its range [", lo, ", ", hi, "]"));
+    if constexpr (std::is_same_v<T, Tensor>) {
+      if (!s.range)
+        continue;
+      auto [lo, hi] = *s.range;
+      for (int64_t e = 0, n = t->numElements(); e < n; ++e) {
+        int64_t v = t->elementAsInt(e);
+        if (v < lo || v > hi)
+          return Status::error(
+              concat(who, " has value ", v, describeIndex(t->shape(), e),
+                     ", outside its range [", lo, ", ", hi, "]"));
+      }
     }
   }
   return Status::success();
 }
 
 /// Checks the results against the shapes the arguments' sizes give them.
+template <typename T>
 Status checkResults(const EntrySpec &spec,
-                    const std::vector<const Tensor *> &tensors,
+                    const std::vector<const T *> &tensors,
                     const DimSizes &sizes) {
   if (tensors.size() != spec.results.size())
     return Status::error(
@@ -81,7 +90,7 @@ Status checkResults(const EntrySpec &spec,
                spec.results.size() == 1 ? "" : "s", ", got ", tensors.size()));
   for (size_t i = 0; i < spec.results.size(); ++i) {
     const TensorSpec &s = spec.results[i];
-    const Tensor *t = tensors[i];
+    const T *t = tensors[i];
     std::string who = concat("entry '", spec.name, "': result '", s.name, "'");
     if (!t)
       return Status::error(who + " is missing (null)");
@@ -100,16 +109,16 @@ Status checkResults(const EntrySpec &spec,
 /// other tensors: a written tensor must share no memory with any other
 /// (docs/module-format.md, "Aliasing"). Inputs may share memory with each
 /// other: they are only read.
-Status checkAliasing(const EntrySpec &spec,
-                     const std::vector<const Tensor *> &args,
-                     const std::vector<const Tensor *> &results) {
+template <typename T>
+Status checkAliasing(const EntrySpec &spec, const std::vector<const T *> &args,
+                     const std::vector<const T *> &results) {
   struct Span {
     const char *begin, *end;
     bool written;
     std::string who;
   };
   std::vector<Span> spans;
-  auto add = [&](const Tensor *t, bool written, std::string who) {
+  auto add = [&](const T *t, bool written, std::string who) {
     const char *p = static_cast<const char *>(t->data());
     if (p && t->byteSize() > 0)
       spans.push_back({p, p + t->byteSize(), written, std::move(who)});
@@ -133,17 +142,47 @@ Status checkAliasing(const EntrySpec &spec,
 
 /// An MLIR strided memref descriptor {allocated, aligned, offset, sizes[r],
 /// strides[r]} laid out as int64_t words.
-std::vector<int64_t> makeDescriptor(Tensor &t) {
+std::vector<int64_t> makeDescriptor(void *data,
+                                    const std::vector<int64_t> &shape) {
   std::vector<int64_t> d;
-  d.reserve(3 + 2 * t.shape().size());
-  int64_t ptr = static_cast<int64_t>(reinterpret_cast<intptr_t>(t.data()));
+  d.reserve(3 + 2 * shape.size());
+  int64_t ptr = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
   d.push_back(ptr);
   d.push_back(ptr);
   d.push_back(0);
-  d.insert(d.end(), t.shape().begin(), t.shape().end());
-  std::vector<int64_t> strides = t.strides();
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
   d.insert(d.end(), strides.begin(), strides.end());
   return d;
+}
+
+/// The descriptors of `args` then `results`, and a pointer to each.
+template <typename T> struct Descriptors {
+  std::vector<std::vector<int64_t>> words;
+  std::vector<void *> pointers;
+  Descriptors(const std::vector<T *> &args, const std::vector<T *> &results) {
+    words.reserve(args.size() + results.size());
+    for (const std::vector<T *> *list : {&args, &results})
+      for (T *t : *list)
+        words.push_back(makeDescriptor(t->data(), t->shape()));
+    for (std::vector<int64_t> &d : words)
+      pointers.push_back(d.data());
+  }
+};
+
+/// After a cuda entry's call: a failed launch or copy leaves the results
+/// undefined and may leave device buffers allocated; frees them and says
+/// what failed.
+Status cudaCallStatus(const std::string &name) {
+  std::string error = takeCudaError();
+  if (error.empty())
+    return Status::success();
+  size_t freed = freeLeakedCudaMemory();
+  return Status::error(concat(
+      "entry '", name, "' failed on the device: ", error,
+      freed ? concat("; freed ", freed, " device buffers it left") : ""));
 }
 
 /// Refuses host code this machine cannot run: another architecture, or CPU
@@ -210,27 +249,32 @@ Status Entry::call(const std::vector<Tensor *> &args,
       if (Status s = checkMemory(name(), need, *info); !s.ok())
         return s;
     }
-    std::vector<std::vector<int64_t>> descriptors;
-    descriptors.reserve(args.size() + results.size());
-    for (Tensor *t : args)
-      descriptors.push_back(makeDescriptor(*t));
-    for (Tensor *t : results)
-      descriptors.push_back(makeDescriptor(*t));
-    std::vector<void *> pointers;
-    for (std::vector<int64_t> &d : descriptors)
-      pointers.push_back(d.data());
-    fn(pointers.data());
-    if (cuda) {
-      // A failed launch or copy leaves the results undefined and may leave
-      // device buffers allocated: free them and say what failed.
-      if (std::string error = takeCudaError(); !error.empty()) {
-        size_t freed = freeLeakedCudaMemory();
-        return Status::error(concat(
-            "entry '", name(), "' failed on the device: ", error,
-            freed ? concat("; freed ", freed, " device buffers it left") : ""));
-      }
-    }
-    return Status::success();
+    Descriptors<Tensor> d(args, results);
+    fn(d.pointers.data());
+    return cuda ? cudaCallStatus(name()) : Status::success();
+  });
+}
+
+Status Entry::callOnDevice(const std::vector<DeviceTensor *> &args,
+                           const std::vector<DeviceTensor *> &results) const {
+  return guarded<Status>(concat("entry '", name(), "'"), [&]() -> Status {
+    if (!deviceFn)
+      return Status::error(concat("entry '", name(),
+                                  "' has no device twin (a module compiled "
+                                  "for nvvm or gpu-emulation has one)"));
+    std::vector<const DeviceTensor *> constArgs(args.begin(), args.end());
+    std::vector<const DeviceTensor *> constResults(results.begin(),
+                                                   results.end());
+    DimSizes sizes;
+    if (Status s = checkArgs(spec(), constArgs, sizes); !s.ok())
+      return s;
+    if (Status s = checkResults(spec(), constResults, sizes); !s.ok())
+      return s;
+    if (Status s = checkAliasing(spec(), constArgs, constResults); !s.ok())
+      return s;
+    Descriptors<DeviceTensor> d(args, results);
+    deviceFn(d.pointers.data());
+    return cuda ? cudaCallStatus(name()) : Status::success();
   });
 }
 
@@ -300,8 +344,18 @@ CompiledModule::open(const std::string &dir, const Options &options) {
       Entry::Function fn;
       static_assert(sizeof(fn) == sizeof(sym));
       std::memcpy(&fn, &sym, sizeof(fn));
-      m->entryList.emplace_back(&spec, fn,
-                                m->mf.target.kind == TargetKind::Cuda);
+      Entry::Function deviceFn = nullptr;
+      if (!spec.deviceSymbol.empty()) {
+        void *twin = ::dlsym(handle, spec.deviceSymbol.c_str());
+        if (!twin)
+          return Status::error(concat("cannot load module '", dir, "': entry '",
+                                      spec.name, "': device symbol '",
+                                      spec.deviceSymbol, "' is not in ",
+                                      library));
+        std::memcpy(&deviceFn, &twin, sizeof(deviceFn));
+      }
+      m->entryList.emplace_back(
+          &spec, fn, m->mf.target.kind == TargetKind::Cuda, deviceFn);
     }
     return Result(std::move(m));
   });

@@ -26,6 +26,8 @@
 
 namespace hkt::runtime {
 
+class DeviceTensor;
+
 /// One callable entry of a loaded module.
 class Entry {
 public:
@@ -35,8 +37,9 @@ public:
 
   /// `cuda`: the entry's host code launches kernels through the mgpu*
   /// functions (CudaDriver.h), whose driver errors the call reports.
-  Entry(const EntrySpec *spec, Function fn, bool cuda = false)
-      : entrySpec(spec), fn(fn), cuda(cuda) {}
+  Entry(const EntrySpec *spec, Function fn, bool cuda = false,
+        Function deviceFn = nullptr)
+      : entrySpec(spec), fn(fn), deviceFn(deviceFn), cuda(cuda) {}
 
   const EntrySpec &spec() const { return *entrySpec; }
   const std::string &name() const { return entrySpec->name; }
@@ -61,9 +64,18 @@ public:
   Status call(const std::vector<Tensor *> &args,
               const std::vector<Tensor *> &results) const;
 
+  /// Whether the entry has a device twin (a GPU module's entries do).
+  bool hasDeviceTwin() const { return deviceFn != nullptr; }
+  /// Calls the device twin on tensors in the module's device memory
+  /// (DeviceMemory.h), which stay there: nothing is copied in or out.
+  /// Checks the count, dtypes, shapes and aliasing as `call` does; integer
+  /// ranges are the caller's to check on the host tensors it uploaded.
+  Status callOnDevice(const std::vector<DeviceTensor *> &args,
+                      const std::vector<DeviceTensor *> &results) const;
+
 private:
   const EntrySpec *entrySpec;
-  Function fn;
+  Function fn, deviceFn;
   bool cuda;
 };
 

@@ -181,6 +181,11 @@ private:
     e.symbol = getString(entry, key::kSymbol, named);
     if (e.symbol.empty())
       error(named, "has an empty symbol");
+    if (entry.find(key::kDeviceSymbol) != entry.end()) {
+      e.deviceSymbol = getString(entry, key::kDeviceSymbol, named);
+      if (e.deviceSymbol.empty())
+        error(named, "has an empty device_symbol");
+    }
     e.args = parseSpecs(entry, key::kArgs, named, /*isArg=*/true);
     e.results = parseSpecs(entry, key::kResults, named, /*isArg=*/false);
     checkSymbols(e, named);

@@ -100,6 +100,9 @@ struct TensorSpec {
 struct EntrySpec {
   std::string name;
   std::string symbol;
+  /// The device twin's symbol (key::kDeviceSymbol: the same arguments in
+  /// device memory); empty if the module has none.
+  std::string deviceSymbol;
   std::vector<TensorSpec> args;
   std::vector<TensorSpec> results;
   /// The working memory the compiler recorded (key::kWorkingMemory and

@@ -36,6 +36,14 @@ inline constexpr const char *kLibraryFile = "module.so";
 /// Each entry `f` is exported as `void <prefix>f(void **args)`.
 inline constexpr const char *kPackedSymbolPrefix = "_hkt_packed_";
 
+/// A cuda module's entry `f` has a twin that takes its memref arguments in
+/// device memory (a runtime that keeps buffers on the device calls it):
+/// the function `f<suffix>` of the IR, exported as
+/// `void <kDevicePackedSymbolPrefix>f(void **args)` and named by the
+/// entry's optional `device_symbol`.
+inline constexpr const char *kDeviceTwinSuffix = "_on_device";
+inline constexpr const char *kDevicePackedSymbolPrefix = "_hkt_packed_device_";
+
 /// A dynamic dimension in a manifest "shape".
 inline constexpr int64_t kDynamicDim = -1;
 
@@ -66,6 +74,8 @@ inline constexpr const char *kArch = "arch";
 // entries[i]
 inline constexpr const char *kName = "name";
 inline constexpr const char *kSymbol = "symbol";
+/// Optional, cuda modules: the entry's device twin (kDeviceTwinSuffix).
+inline constexpr const char *kDeviceSymbol = "device_symbol";
 inline constexpr const char *kArgs = "args";
 inline constexpr const char *kResults = "results";
 // Optional (docs/module-format.md, "Working memory"): an upper bound of the

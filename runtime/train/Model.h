@@ -57,6 +57,10 @@ public:
 
   /// The entry `name`, or an error saying how to compile one that has it.
   Expected<const runtime::Entry *> entry(const std::string &name) const;
+  /// The kind of target the module was compiled for.
+  runtime::TargetKind targetKind() const {
+    return module->manifest().target.kind;
+  }
 
   /// Opens `spec` with the model's max_len; refuses a task whose tokens or
   /// classes the model cannot take.

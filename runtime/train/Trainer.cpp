@@ -238,8 +238,38 @@ Status Trainer::bindArguments(const Entry &entry) {
       else
         fail("train_step has an argument '", n, "' this runtime does not know");
     }
+    if (entry.hasDeviceTwin())
+      check(bindDeviceArguments());
     return Status::success();
   });
+}
+
+Status Trainer::bindDeviceArguments() {
+  return guarded<Status>("the device", [&] {
+    device = take(runtime::DeviceMemory::create(model.targetKind()));
+    for (Tensor *t : args)
+      deviceArgs.push_back(take(device->upload(*t)));
+    deviceLoss = take(device->allocate(loss.dtype(), loss.shape()));
+    return Status::success();
+  });
+}
+
+Status Trainer::syncToHost() {
+  if (!hostStale)
+    return Status::success();
+  const std::vector<TensorSpec> &specs = trainStep->spec().args;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (specs[i].isInOut())
+      if (Status s = device->download(*args[i], deviceArgs[i]); !s.ok())
+        return s;
+  hostStale = false;
+  return Status::success();
+}
+
+Expected<TensorMap *> Trainer::parameters() {
+  if (Status s = syncToHost(); !s.ok())
+    return s;
+  return &params;
 }
 
 Expected<double> Trainer::step() {
@@ -256,7 +286,22 @@ Expected<double> Trainer::step() {
     *scalars.at("weight_decay").dataAs<float>() =
         static_cast<float>(st.weightDecay);
     *stepTensor.dataAs<int64_t>() = t;
-    check(trainStep->call(args, {&loss}));
+    if (device) {
+      // The batch and the step's scalars go up; the parameters and moments
+      // stay where they are.
+      const std::vector<TensorSpec> &specs = trainStep->spec().args;
+      std::vector<runtime::DeviceTensor *> deviceArgPtrs;
+      for (size_t i = 0; i < args.size(); ++i) {
+        deviceArgPtrs.push_back(&deviceArgs[i]);
+        if (!specs[i].isInOut())
+          check(device->upload(deviceArgs[i], *args[i]));
+      }
+      hostStale = true;
+      check(trainStep->callOnDevice(deviceArgPtrs, {&deviceLoss}));
+      check(device->download(loss, deviceLoss));
+    } else {
+      check(trainStep->call(args, {&loss}));
+    }
     st.step = t;
     st.examplesSeen += st.batch;
     return *loss.dataAs<float>();
@@ -264,6 +309,8 @@ Expected<double> Trainer::step() {
 }
 
 Expected<Accuracy> Trainer::evaluate(int64_t limit) {
+  if (Status s = syncToHost(); !s.ok())
+    return s;
   Accuracy acc;
   int64_t batch = std::min<int64_t>(model.maxBatch(), 64);
   auto predictions =
@@ -273,7 +320,9 @@ Expected<Accuracy> Trainer::evaluate(int64_t limit) {
   return acc;
 }
 
-Status Trainer::save(const std::string &path) const {
+Status Trainer::save(const std::string &path) {
+  if (Status s = syncToHost(); !s.ok())
+    return s;
   std::vector<std::pair<std::string, const Tensor *>> named;
   const auto &ps = model.parameters();
   for (const TensorSpec *p : ps)

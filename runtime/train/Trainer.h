@@ -18,6 +18,7 @@
 #ifndef HKT_RUNTIME_TRAIN_TRAINER_H
 #define HKT_RUNTIME_TRAIN_TRAINER_H
 
+#include "runtime/DeviceMemory.h"
 #include "runtime/train/Model.h"
 
 #include <cstdint>
@@ -96,18 +97,32 @@ public:
   Expected<Accuracy> evaluate(int64_t limit);
 
   /// Writes the checkpoint atomically (runtime/train/Checkpoint.h).
-  Status save(const std::string &path) const;
+  Status save(const std::string &path);
+
+  /// Whether the parameters and moments live in device memory between
+  /// steps (a GPU module: train_step has a device twin); the host tensors
+  /// are then brought up to date only for a checkpoint or an evaluation.
+  bool onDevice() const { return device != nullptr; }
+  /// The copies between the host and the device so far (zero on the host).
+  runtime::DeviceTraffic deviceTraffic() const {
+    return device ? device->traffic() : runtime::DeviceTraffic();
+  }
 
   const TrainingState &state() const { return st; }
   /// Hyperparameters that may change when resuming (lr, schedule, ...); not
   /// those that define the data (task, seeds, batch).
   TrainingState &hyperparameters() { return st; }
   const Task &task() const { return *data; }
-  TensorMap &parameters() { return params; }
+  /// The parameters, up to date on the host.
+  Expected<TensorMap *> parameters();
 
 private:
   Trainer(const Model &model) : model(model) {}
   Status bindArguments(const runtime::Entry &trainStep);
+  /// Uploads every argument (the device's copies start as the host's).
+  Status bindDeviceArguments();
+  /// Downloads the parameters and moments if a step changed them.
+  Status syncToHost();
 
   const Model &model;
   TrainingState st;
@@ -121,6 +136,13 @@ private:
   std::map<std::string, runtime::Tensor> scalars;
   std::vector<runtime::Tensor *> args;
   std::vector<Example> examples;
+  // On a device: a device tensor per argument (the in-out ones uploaded
+  // once; the others, the batch and the step's scalars, every step) and
+  // the loss, downloaded after each step.
+  std::unique_ptr<runtime::DeviceMemory> device;
+  std::vector<runtime::DeviceTensor> deviceArgs;
+  runtime::DeviceTensor deviceLoss;
+  bool hostStale = false;
 };
 
 } // namespace hkt::train

@@ -12,6 +12,7 @@
 
 #include "tools/hkt-run/Training.h"
 
+#include "runtime/Manifest.h"
 #include "runtime/Npy.h"
 #include "runtime/train/Trainer.h"
 
@@ -50,11 +51,13 @@ constexpr const char *kUsage = R"(usage:
                 [--warmup N] [--schedule constant|cosine|linear]
                 [--decay-steps N] [--eval-every N] [--eval-examples N]
                 [--save-every N] [--log LOG.jsonl] [--log-every N]
-                [--threads N] [--quiet]
+                [--threads N] [--device cpu|cuda] [--quiet]
   hkt-run eval OUT --params CKPT --task TASK [--split valid|test]
                [--limit N] [--batch B] [--data-seed S] [--threads N]
+               [--device cpu|cuda]
   hkt-run predict OUT --params CKPT (--task TASK [--split S] [--limit N]
                | --tokens T.npy) --output P.npy [--batch B] [--threads N]
+               [--device cpu|cuda]
   hkt-run export CKPT -o W.safetensors
 TASK: listops[:train=N,...] | fmnist[:DIR] | text:FILE (docs/tasks.md))";
 
@@ -159,7 +162,19 @@ void configureThreads(const Args &a) {
 // The model module
 //===----------------------------------------------------------------------===//
 
-Model openModel(const std::string &dir) { return check(Model::open(dir)); }
+/// --device (train, eval, predict): the module must run on that device;
+/// checked before it is opened (a cuda module's shared object loads its
+/// kernels).
+Model openModel(const Args &a) {
+  if (a.has("--device")) {
+    std::string device = a.str("--device");
+    if (device != "cpu" && device != "cuda")
+      throw UsageError("--device must be cpu or cuda, got '" + device + "'");
+    if (std::string e = deviceMismatch(a.module, device); !e.empty())
+      fail(e);
+  }
+  return check(Model::open(a.module));
+}
 
 std::unique_ptr<Task> openModelTask(const Model &m, const std::string &spec,
                                     uint64_t dataSeed) {
@@ -210,7 +225,7 @@ int runInit(int argc, char **argv) {
   Args a = parseArgs(argc, argv, {"--seed", "--save"}, {});
   if (!a.has("--save"))
     throw UsageError("init needs --save W.safetensors");
-  Model m = openModel(a.module);
+  Model m = check(Model::open(a.module));
   uint64_t seed = static_cast<uint64_t>(a.integer("--seed", 0, 0, INT64_MAX));
   TensorMap params = check(m.initParameters(seed));
   std::vector<std::pair<std::string, const Tensor *>> named;
@@ -363,7 +378,7 @@ Args parseTrainArgs(int argc, char **argv) {
        "--lr",         "--weight-decay",  "--beta1",      "--beta2",
        "--eps",        "--warmup",        "--schedule",   "--decay-steps",
        "--eval-every", "--eval-examples", "--save-every", "--log",
-       "--log-every",  "--threads"},
+       "--log-every",  "--threads",       "--device"},
       {"--quiet"});
   if (!a.has("--save"))
     throw UsageError("train needs --save CKPT.safetensors");
@@ -390,7 +405,7 @@ int runTrain(int argc, char **argv) {
   int64_t logEvery = a.integer("--log-every", 10, 1, INT64_C(1) << 40);
   std::string savePath = a.str("--save");
   configureThreads(a);
-  Model m = openModel(a.module);
+  Model m = openModel(a);
   std::unique_ptr<Trainer> trainer = startTrainer(m, a, steps);
   const TrainingState &st = trainer->state();
   checkWritable(savePath);
@@ -466,6 +481,15 @@ int runTrain(int argc, char **argv) {
                  {"train_loss", lastWindowLoss.value_or(lastLoss)},
                  {"examples_per_s",
                   trainSeconds > 0 ? steps * st.batch / trainSeconds : 0.0}};
+  if (trainer->onDevice()) {
+    // What crossed between the host and the device in the whole run: the
+    // weights and moments once each way, then per step the batch and loss.
+    DeviceTraffic traffic = trainer->deviceTraffic();
+    result["device_traffic"] = {{"uploads", traffic.uploads},
+                                {"bytes_up", traffic.bytesUp},
+                                {"downloads", traffic.downloads},
+                                {"bytes_down", traffic.bytesDown}};
+  }
   if (evalExamples != 0) {
     result["eval_accuracy"] = final.value();
     result["eval_examples"] = final.examples;
@@ -487,13 +511,13 @@ TensorMap parametersFromFlag(const Model &m, const Args &a) {
 int runEval(int argc, char **argv) {
   Args a = parseArgs(argc, argv,
                      {"--params", "--task", "--split", "--limit", "--batch",
-                      "--data-seed", "--threads"},
+                      "--data-seed", "--threads", "--device"},
                      {});
   if (!a.has("--task"))
     throw UsageError("eval needs --task TASK");
   Split split = parseSplit(a.str("--split", "test"));
   configureThreads(a);
-  Model m = openModel(a.module);
+  Model m = openModel(a);
   TensorMap params = parametersFromFlag(m, a);
   std::unique_ptr<Task> task = openModelTask(
       m, a.str("--task"),
@@ -514,16 +538,17 @@ int runEval(int argc, char **argv) {
 }
 
 int runPredict(int argc, char **argv) {
-  Args a = parseArgs(argc, argv,
-                     {"--params", "--task", "--split", "--limit", "--tokens",
-                      "--output", "--batch", "--data-seed", "--threads"},
-                     {});
+  Args a =
+      parseArgs(argc, argv,
+                {"--params", "--task", "--split", "--limit", "--tokens",
+                 "--output", "--batch", "--data-seed", "--threads", "--device"},
+                {});
   if (!a.has("--output"))
     throw UsageError("predict needs --output P.npy");
   if (a.has("--task") == a.has("--tokens"))
     throw UsageError("predict needs one of --task TASK and --tokens T.npy");
   configureThreads(a);
-  Model m = openModel(a.module);
+  Model m = openModel(a);
   TensorMap params = parametersFromFlag(m, a);
   int64_t batch = a.integer("--batch", std::min<int64_t>(64, m.maxBatch()), 1,
                             m.maxBatch());
@@ -637,6 +662,21 @@ int runExport(int argc, char **argv) {
 bool isTrainingCommand(const std::string &word) {
   return word == "init" || word == "train" || word == "eval" ||
          word == "predict" || word == "export";
+}
+
+std::string deviceMismatch(const std::string &moduleDir,
+                           const std::string &device) {
+  Expected<Manifest> m = readManifest(moduleDir + "/manifest.json");
+  if (!m)
+    return m.message();
+  std::string kind = targetKindName(m->target.kind);
+  if (kind == device)
+    return "";
+  return "module '" + moduleDir + "' runs on " + kind +
+         (m->target.kind == TargetKind::Cuda ? " (" + m->target.arch + ")"
+                                             : std::string()) +
+         ", not on --device " + device + ": compile it with hkt-compile " +
+         "--target " + (device == "cuda" ? "nvvm" : "cpu");
 }
 
 int runTrainingCommand(const std::string &command, int argc, char **argv) {

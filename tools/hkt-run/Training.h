@@ -31,6 +31,11 @@ bool isTrainingCommand(const std::string &word);
 /// 1 for a failure, 2 for a usage error) after printing any message.
 int runTrainingCommand(const std::string &command, int argc, char **argv);
 
+/// Why a module cannot run on `device` ("cpu" or "cuda": its target kind
+/// is another, or its manifest does not read), or empty if it can.
+std::string deviceMismatch(const std::string &moduleDir,
+                           const std::string &device);
+
 } // namespace hkt::run
 
 #endif // HKT_TOOLS_HKT_RUN_TRAINING_H

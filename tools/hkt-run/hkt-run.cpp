@@ -818,19 +818,9 @@ private:
 /// --device: the module's target must be that device; checked before the
 /// module is opened (a cuda module's shared object loads its kernels).
 void checkDevice(const Options &o) {
-  // Before opening it: a cuda module's shared object loads its kernels.
-  Expected<Manifest> m = readManifest(o.moduleDir + "/manifest.json");
-  if (!m)
-    fail(m.message());
-  std::string kind = targetKindName(m->target.kind);
-  if (kind != *o.device)
-    fail("module '" + o.moduleDir + "' runs on " + kind +
-         (m->target.kind == TargetKind::Cuda ? " (" + m->target.arch + ")"
-                                             : std::string()) +
-         ", not on --device " + *o.device +
-         ": compile it with hkt-compile "
-         "--target " +
-         (*o.device == "cuda" ? "nvvm" : "cpu"));
+  if (std::string e = hkt::run::deviceMismatch(o.moduleDir, *o.device);
+      !e.empty())
+    fail(e);
 }
 
 int run(const Options &o) {

@@ -7,11 +7,16 @@
 // copy (copied in when a kernel reads them, back out when one writes them),
 // host allocations become gpu.alloc, constant globals are copied to the
 // device once per call. The module's calling convention stays the CPU
-// one: entries take and return host memory (docs/gpu.md).
+// one: entries take and return host memory (docs/gpu.md). Each entry also
+// gets a twin, `<name>_on_device`, whose memref arguments are device memory
+// already: the entry is a wrapper that copies its arguments in, calls the
+// twin and copies them out, and a runtime that keeps buffers on the device
+// across calls (the weights and moments of a training run) calls the twin.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/Passes.h"
+#include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,6 +32,9 @@ namespace mlir::hkt {
 using namespace mlir;
 
 namespace {
+
+/// Marks a function whose memref arguments are device memory.
+constexpr StringLiteral kDeviceAbiAttr = "hkt.device_abi";
 
 struct Access {
   bool read = false, written = false;
@@ -174,6 +182,8 @@ LogicalResult stageFunction(func::FuncOp fn) {
                           global.getResult());
     deviceBuffers.push_back(dev);
   }
+  if (fn->hasAttr(kDeviceAbiAttr))
+    return success(); // the caller's buffers are device memory already
   // The caller's buffers.
   b.setInsertionPointToStart(&entry);
   for (BlockArgument arg : entry.getArguments()) {
@@ -212,7 +222,8 @@ LogicalResult stageFunction(func::FuncOp fn) {
   return success();
 }
 
-/// Whether `v` is device memory: a gpu.alloc or a view of one.
+/// Whether `v` is device memory: a gpu.alloc, an argument of a function
+/// that takes device memory, or a view of either.
 bool isDeviceMemory(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (isa<gpu::AllocOp>(def))
@@ -222,7 +233,79 @@ bool isDeviceMemory(Value v) {
       return false;
     v = view.getViewSource();
   }
-  return false;
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  return fn && isa<MemRefType>(v.getType()) && fn->hasAttr(kDeviceAbiAttr);
+}
+
+/// An entry (public, with a C interface) that returns nothing: its memref
+/// arguments can be passed in device memory by a twin.
+bool hasDeviceTwin(func::FuncOp fn) {
+  return fn.isPublic() && fn->hasAttr("llvm.emit_c_interface") &&
+         fn.getNumResults() == 0;
+}
+
+/// `fn` (staged already) becomes `<name>_on_device`, whose memref arguments
+/// are device memory and which is never inlined (the host code is compiled
+/// once); a new `fn` keeps the host calling convention: each memref
+/// argument the twin uses gets a device copy, copied in if the twin reads
+/// it and back out if it writes it, around the call.
+LogicalResult makeDeviceTwin(func::FuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  std::string name = (fn.getName() + ::hkt::format::kDeviceTwinSuffix).str();
+  if (SymbolTable::lookupNearestSymbolFrom(fn, StringAttr::get(ctx, name)))
+    return fn.emitOpError("cannot get a device twin: '")
+           << name << "' exists already";
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(fn);
+  auto twin = cast<func::FuncOp>(b.clone(*fn));
+  twin.setName(name);
+  twin->setAttr("no_inline", b.getUnitAttr());
+  fn->removeAttr(kDeviceAbiAttr);
+  fn.getBody().getBlocks().clear();
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Location loc = fn.getLoc();
+  SmallVector<Value> callArgs;
+  SmallVector<std::pair<Value, Value>> copiedOut; // (host, device)
+  SmallVector<Value> deviceBuffers;
+  for (auto [hostArg, twinArg] :
+       llvm::zip_equal(entry->getArguments(), twin.getArguments())) {
+    auto type = dyn_cast<MemRefType>(hostArg.getType());
+    FailureOr<Access> access =
+        type ? kernelAccess(twinArg) : FailureOr<Access>(Access());
+    if (failed(access))
+      return failure();
+    if (!access->read && !access->written) {
+      callArgs.push_back(hostArg); // not memory, or never touched
+      continue;
+    }
+    if (!type.getLayout().isIdentity())
+      return fn.emitOpError("argument #")
+             << hostArg.getArgNumber()
+             << " has a strided layout; the GPU path copies whole buffers";
+    SmallVector<Value> sizes;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        sizes.push_back(memref::DimOp::create(b, loc, hostArg, i));
+    Value dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(), sizes,
+                                     ValueRange(), /*hostShared=*/false)
+                    .getMemref();
+    if (access->read)
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), dev, hostArg);
+    if (access->written)
+      copiedOut.push_back({hostArg, dev});
+    deviceBuffers.push_back(dev);
+    callArgs.push_back(dev);
+  }
+  func::CallOp::create(b, loc, twin, callArgs);
+  for (auto [host, dev] : copiedOut)
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, dev);
+  for (Value dev : deviceBuffers)
+    gpu::DeallocOp::create(b, loc, Type(), ValueRange(), dev);
+  func::ReturnOp::create(b, loc);
+  return success();
 }
 
 /// The host's loads and stores of device scalars go through a host scalar
@@ -287,7 +370,9 @@ struct HktNvvmHostStagingPass
     : public mlir::hkt::impl::HktNvvmHostStagingPassBase<HktNvvmHostStagingPass> {
   void runOnOperation() override {
     getOperation().walk(allocasToAttributions);
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+    // Collected first: the loop adds the device twins.
+    SmallVector<func::FuncOp> functions(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
       if (fn.getBody().getBlocks().size() != 1) {
@@ -295,9 +380,16 @@ struct HktNvvmHostStagingPass
                        "single-block function only");
         return signalPassFailure();
       }
+      // An entry's body is staged as its device twin's: its arguments are
+      // device memory (isDeviceMemory), and the host wrapper copies them.
+      bool twin = hasDeviceTwin(fn);
+      if (twin)
+        fn->setAttr(kDeviceAbiAttr, UnitAttr::get(fn.getContext()));
       if (failed(stageFunction(fn)))
         return signalPassFailure();
       stageScalarAccesses(fn);
+      if (twin && failed(makeDeviceTwin(fn)))
+        return signalPassFailure();
     }
   }
 };

@@ -10,6 +10,16 @@
         the same losses at every step and bit-identical tensors and metadata
         step / data position in both checkpoints; the learning rates follow
         the warm-up and cosine schedule of the test.
+    check_training.py fake-traffic ONE.err MORE.err STEPS W.safetensors
+        the copies the fake CUDA driver counted (test/Unit/Inputs/
+        fake_libcuda.c) in a 1-step run (ONE.err) and a run of STEPS steps
+        (MORE.err) of hkt-run train on a cuda module: the weights and
+        moments (three times W's bytes) go up once and come down once, the
+        steps after the first move less than 1/10 of W's bytes each way.
+    check_training.py resume-close A.ckpt B.ckpt A.jsonl B.jsonl TOL
+        the same, within TOL relative to each tensor's largest element (a
+        GPU's f32 atomics add in no fixed order: a resumed run continues
+        as the straight one up to that round-off), the losses too.
     check_training.py poison W.safetensors OUT.safetensors
         W with head.b set to +inf (a weight file whose loss is nan).
     check_training.py predict P.npy TEXT.tsv
@@ -24,6 +34,15 @@
         the predictions are the logits' argmax, row by row.
     check_training.py finite LOG.jsonl N
         N logged steps, each loss finite.
+    check_training.py follows A.jsonl B.jsonl TOL
+        the same steps logged in both, each loss of B within TOL (relative)
+        of A's (a GPU module's run against the CPU module's).
+    check_training.py traffic RESULT.json MODULE_DIR STEPS
+        hkt-run train's device_traffic of a run of STEPS steps on a GPU
+        module's device twin: every train_step argument uploaded once, then
+        each step only the arguments that are not in-out (the batch, the
+        step and its scalars) and the loss back; the in-out ones (weights,
+        moments) downloaded once, for the checkpoint.
 """
 import json
 import os
@@ -124,6 +143,59 @@ def check_resume(a, b, alog, blog):
     print("resume exact: %d losses, %d tensors OK" % (len(la), len(ta)))
 
 
+def fake_copies(path):
+    """(bytes up, bytes down) of the fake driver's report in `path`."""
+    import re
+    m = re.search(r"fake-cuda: copies host->device \d+ \((\d+) bytes\), "
+                  r"device->host \d+ \((\d+) bytes\)", open(path).read())
+    if not m:
+        fail("no fake-cuda copy report in %s" % path)
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_fake_traffic(one, more, steps, weights):
+    steps = int(steps)
+    w = sum(t.nbytes for t in read(weights)[0].values())
+    up1, down1 = fake_copies(one)
+    upn, downn = fake_copies(more)
+    per_up, per_down = (upn - up1) / (steps - 1), (downn - down1) / (steps - 1)
+    if not 3 * w <= up1 < 3 * w + w / 10:
+        fail("1 step: %d bytes up, weights and moments are %d" % (up1, 3 * w))
+    if not 3 * w <= down1 < 3 * w + w / 10:
+        fail("1 step: %d bytes down, weights and moments are %d"
+             % (down1, 3 * w))
+    if not (0 < per_up < w / 10 and 0 < per_down < w / 10):
+        fail("each step moved %d bytes up and %d down; the weights are %d"
+             % (per_up, per_down, w))
+    print("weights and moments once each way (%d bytes); each further step "
+          "%d bytes up, %d down OK" % (3 * w, per_up, per_down))
+
+
+def check_resume_close(a, b, alog, blog, tol):
+    tol = float(tol)
+    ta, ma = read(a)
+    tb, mb = read(b)
+    if sorted(ta) != sorted(tb):
+        fail("tensor names differ")
+    worst = 0.0
+    for name in ta:
+        scale = max(float(np.abs(ta[name]).max()), 1e-30)
+        err = float(np.abs(ta[name].astype(np.float64) - tb[name]).max()) / scale
+        worst = max(worst, err)
+        if not err <= tol:
+            fail("%s differs by %.3g of its largest element" % (name, err))
+    for key in ("step", "examples_seen"):
+        if ma[key] != mb[key]:
+            fail("metadata %s: %s vs %s" % (key, ma[key], mb[key]))
+    la = [(r["step"], r["loss"]) for r in losses(alog)]
+    lb = [(r["step"], r["loss"]) for r in losses(blog)]
+    if [s for s, _ in la] != [s for s, _ in lb] or not all(
+            abs(x - y) <= tol * abs(x) for (_, x), (_, y) in zip(la, lb)):
+        fail("losses differ: %s vs %s" % (la, lb))
+    print("resume within %.2g: %d losses, %d tensors OK" % (
+        worst, len(la), len(ta)))
+
+
 def check_predict(path, text):
     p = np.load(path)
     lines = open(text, "rb").read().rstrip(b"\n").split(b"\n")
@@ -188,9 +260,59 @@ def check_finite(path, n):
     print("%d losses finite, last %.3f" % (len(got), got[-1]))
 
 
+def check_follows(a, b, tol):
+    ra = {r["step"]: r["loss"] for r in losses(a)}
+    rb = {r["step"]: r["loss"] for r in losses(b)}
+    if sorted(ra) != sorted(rb) or not ra:
+        fail("steps %s and %s" % (sorted(ra), sorted(rb)))
+    worst = max(abs(rb[t] - ra[t]) / abs(ra[t]) for t in ra)
+    if not worst <= float(tol):
+        fail("losses %s and %s differ by %.3g relative (tol %s)"
+             % ([ra[t] for t in sorted(ra)], [rb[t] for t in sorted(rb)],
+                worst, tol))
+    print("%d losses follow within %.2g" % (len(ra), worst))
+
+
+def check_traffic(result, module, steps):
+    steps = int(steps)
+    got = json.loads(open(result).read().strip().splitlines()[-1])
+    traffic = got["device_traffic"]
+    manifest = json.load(open(os.path.join(module, "manifest.json")))
+    entry = [e for e in manifest["entries"] if e["name"] == "train_step"][0]
+    size = {"f32": 4, "i32": 4, "i64": 8, "f64": 8}
+
+    def nbytes(spec, batch):
+        n = size[spec["dtype"]]
+        for d in spec["shape"]:
+            n *= batch if d == -1 else d
+        return n
+    inout = [a for a in entry["args"] if a["role"] == "inout"]
+    per_step = [a for a in entry["args"] if a["role"] != "inout"]
+    want = {
+        "uploads": len(entry["args"]) + steps * len(per_step),
+        "downloads": steps + len(inout),
+        "bytes_down": steps * 4 + sum(nbytes(a, 1) for a in inout),
+    }
+    for k, v in want.items():
+        if traffic[k] != v:
+            fail("%s: %d, expected %d (%s)" % (k, traffic[k], v, traffic))
+    up = traffic["bytes_up"]
+    # The batch's size (a dynamic dimension) is not in the result: the
+    # uploads' bytes are checked against the weights and moments' bytes.
+    weights = sum(nbytes(a, 1) for a in inout)
+    if not weights < up < weights + (steps + 1) * sum(
+            nbytes(a, 64) for a in per_step):
+        fail("bytes_up %d for weights and moments of %d bytes" % (up, weights))
+    print("device traffic OK: %d uploads, %d downloads" % (
+        traffic["uploads"], traffic["downloads"]))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     {"init": check_init, "falls": check_falls, "resume": check_resume,
      "predict": check_predict, "poison": poison, "export": check_export,
      "plain": plain, "argmax": check_argmax,
-     "finite": check_finite}[mode](*sys.argv[2:])
+     "finite": check_finite, "follows": check_follows,
+     "traffic": check_traffic,
+     "resume-close": check_resume_close,
+     "fake-traffic": check_fake_traffic}[mode](*sys.argv[2:])

@@ -168,3 +168,68 @@ func.func @host_call(%c: memref<4xf32>) {
   call @host_function(%c) : (memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+// An entry (public, with a C interface) gets a device twin: its body moves
+// to @entry_on_device, whose memref arguments are device memory (no copies;
+// the host reads the scalar %lr through a one-element copy), and @entry
+// keeps the host calling convention: a device copy of each argument the
+// twin uses, copied in if it reads it (%x, %lr) and out if it writes it
+// (%y), around the call. A runtime that keeps buffers on the device calls
+// the twin.
+// CHECK-LABEL: func.func @entry
+// CHECK-SAME: (%[[X:.+]]: memref<8xf32>, %[[LR:.+]]: memref<f32>, %[[Y:.+]]: memref<8xf32>)
+// CHECK-NEXT: %[[DX:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT: gpu.memcpy %[[DX]], %[[X]]
+// CHECK-NEXT: %[[DLR:.+]] = gpu.alloc () : memref<f32>
+// CHECK-NEXT: gpu.memcpy %[[DLR]], %[[LR]]
+// CHECK-NEXT: %[[DY:.+]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT: call @entry_on_device(%[[DX]], %[[DLR]], %[[DY]])
+// CHECK-NEXT: gpu.memcpy %[[Y]], %[[DY]]
+// CHECK-NEXT: gpu.dealloc %[[DX]]
+// CHECK-NEXT: gpu.dealloc %[[DLR]]
+// CHECK-NEXT: gpu.dealloc %[[DY]]
+// CHECK-NEXT: return
+// CHECK: func.func @entry_on_device
+// CHECK-SAME: (%[[TX:.+]]: memref<8xf32>, %[[TLR:.+]]: memref<f32>, %[[TY:.+]]: memref<8xf32>)
+// CHECK-SAME: hkt.device_abi
+// CHECK-SAME: no_inline
+// CHECK-NEXT: %[[H:.+]] = memref.alloca() : memref<f32>
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.memcpy %[[H]], %[[TLR]]
+// CHECK-NEXT: %[[L:.+]] = memref.load %[[H]][]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[TX]]
+// CHECK: memref.store %{{.+}}, %[[TY]]
+// CHECK-NOT: gpu.memcpy
+// CHECK: return
+func.func @entry(%x: memref<8xf32>, %lr: memref<f32>, %y: memref<8xf32>) attributes {llvm.emit_c_interface} {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %l = memref.load %lr[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<8xf32>
+    %w = arith.mulf %v, %l : f32
+    memref.store %w, %y[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The twin's name is taken: an error, not a second symbol of that name.
+// expected-error @+1 {{'func.func' op cannot get a device twin: 'taken_on_device' exists already}}
+func.func @taken(%y: memref<8xf32>) attributes {llvm.emit_c_interface} {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %y[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
+func.func private @taken_on_device(memref<8xf32>)
