@@ -290,6 +290,11 @@ HKT_EXPORT void mgpuMemFree(void *ptr, void *stream) {
 }
 
 HKT_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  // A buffer onto itself: an in-out argument's final copy into its own
+  // result (the packed entry passes the same buffer for both; in a device
+  // twin every weight and moment of train_step is one).
+  if (dst == src)
+    return;
   if (const CudaDriverApi *a = api())
     ok(a,
        a->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),

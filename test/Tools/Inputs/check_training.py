@@ -15,7 +15,8 @@
         fake_libcuda.c) in a 1-step run (ONE.err) and a run of STEPS steps
         (MORE.err) of hkt-run train on a cuda module: the weights and
         moments (three times W's bytes) go up once and come down once, the
-        steps after the first move less than 1/10 of W's bytes each way.
+        steps after the first move less than 1/10 of W's bytes each way
+        and less than W's bytes from device to device.
     check_training.py resume-close A.ckpt B.ckpt A.jsonl B.jsonl TOL
         the same, within TOL relative to each tensor's largest element (a
         GPU's f32 atomics add in no fixed order: a resumed run continues
@@ -144,21 +145,29 @@ def check_resume(a, b, alog, blog):
 
 
 def fake_copies(path):
-    """(bytes up, bytes down) of the fake driver's report in `path`."""
+    """(bytes up, bytes down, bytes device to device) of the fake driver's
+    report in `path`."""
     import re
     m = re.search(r"fake-cuda: copies host->device \d+ \((\d+) bytes\), "
-                  r"device->host \d+ \((\d+) bytes\)", open(path).read())
+                  r"device->host \d+ \((\d+) bytes\), "
+                  r"device->device \d+ \((\d+) bytes\)", open(path).read())
     if not m:
         fail("no fake-cuda copy report in %s" % path)
-    return int(m.group(1)), int(m.group(2))
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 def check_fake_traffic(one, more, steps, weights):
     steps = int(steps)
     w = sum(t.nbytes for t in read(weights)[0].values())
-    up1, down1 = fake_copies(one)
-    upn, downn = fake_copies(more)
+    up1, down1, dev1 = fake_copies(one)
+    upn, downn, devn = fake_copies(more)
     per_up, per_down = (upn - up1) / (steps - 1), (downn - down1) / (steps - 1)
+    # On the device too the weights and moments stay put: an in-out
+    # argument's final copy onto itself is skipped (mgpuMemcpy).
+    per_dev = (devn - dev1) / (steps - 1)
+    if not per_dev < w:
+        fail("each step copied %d bytes on the device; the weights are %d"
+             % (per_dev, w))
     if not 3 * w <= up1 < 3 * w + w / 10:
         fail("1 step: %d bytes up, weights and moments are %d" % (up1, 3 * w))
     if not 3 * w <= down1 < 3 * w + w / 10:
@@ -168,7 +177,8 @@ def check_fake_traffic(one, more, steps, weights):
         fail("each step moved %d bytes up and %d down; the weights are %d"
              % (per_up, per_down, w))
     print("weights and moments once each way (%d bytes); each further step "
-          "%d bytes up, %d down OK" % (3 * w, per_up, per_down))
+          "%d bytes up, %d down, %d on the device OK"
+          % (3 * w, per_up, per_down, per_dev))
 
 
 def check_resume_close(a, b, alog, blog, tol):
