@@ -132,6 +132,11 @@ LogicalResult lowerToLLVMDialect(ModuleOp module, CodegenTarget target,
   Location loc = module.getLoc();
   PassManager pm(module.getContext());
   buildPipeline(pm, target, cpu, options, chips);
+  // hkt-compile's --mlir-print-ir-* and --mlir-timing (a no-op where no
+  // tool registered them).
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   // The working memory of a cuda module is device memory: not measured
   // (nor that of its emulation).
   WorkingMemoryInstrumentation *memory = nullptr;

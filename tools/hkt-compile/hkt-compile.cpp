@@ -25,7 +25,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -250,6 +253,9 @@ static LogicalResult addAutodiffEntries(MLIRContext &context, ModuleOp module) {
   autodiff.maxBatch = modelBatch;
   PassManager pm(&context);
   hkt::buildHktAutodiffPipeline(pm, autodiff);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   return pm.run(module);
 }
 
@@ -289,10 +295,22 @@ compileOptionsFromFlags(const std::string &modelConfigJson,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's pass-manager flags (--mlir-print-ir-after=PASS,
+  // --mlir-print-ir-after-all, --mlir-timing, ...) apply to both pipelines
+  // (autodiff, then the lowering); --help-hidden lists them.
+  // The pass names (--mlir-print-ir-after=hkt-nvvm-host-staging) resolve
+  // through the pass registry, which must be filled first.
+  registerAllPasses();
+  hkt::registerHktPassesAndPipelines();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "HKT ahead-of-time compiler: hkt IR or a layer "
-                              "config -> a compiled module directory\n");
+                              "config -> a compiled module directory\n\n"
+                              "MLIR's pass-manager flags "
+                              "(--mlir-print-ir-after=PASS, --mlir-timing, "
+                              "...) apply; --help-hidden lists them.\n");
   if (std::string problem = checkFlags(); !problem.empty())
     return fail(problem);
 
