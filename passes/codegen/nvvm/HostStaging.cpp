@@ -71,7 +71,7 @@ FailureOr<Access> kernelAccess(Value root) {
         if (auto call = dyn_cast<func::CallOp>(user)) {
           auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
               call, call.getCalleeAttr());
-          if (callee && callee->hasAttr("hkt.device_call")) {
+          if (callee && callee->hasAttr(mlir::hkt::kDeviceCallAttr)) {
             access.read = access.written = true;
             continue;
           }

@@ -54,7 +54,6 @@ namespace {
 constexpr llvm::StringLiteral kCublasLtGemm = "hktCublasLtGemmBf16";
 constexpr llvm::StringLiteral kCublasLtGemmOverwrite =
     "hktCublasLtGemmBf16Overwrite";
-constexpr llvm::StringLiteral kDeviceCallAttr = "hkt.device_call";
 
 /// The sizes of C = A B: A is M x K, B is K x N.
 struct GemmShape {
@@ -208,7 +207,7 @@ func::FuncOp cublasLtGemm(ModuleOp module, bool accumulate) {
       b.getFunctionType({any, any, any}, {b.getI32Type()}));
   fn.setPrivate();
   // hkt-nvvm-host-staging: the call reads and writes device memory.
-  fn->setAttr(kDeviceCallAttr, b.getUnitAttr());
+  fn->setAttr(mlir::hkt::kDeviceCallAttr, b.getUnitAttr());
   return fn;
 }
 

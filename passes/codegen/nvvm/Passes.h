@@ -21,6 +21,10 @@ namespace hkt {
 /// (unit), or close them and wait until at most N groups are pending (i32).
 inline constexpr char kAsyncCopyCommitAttr[] = "hkt.cp_async_commit";
 inline constexpr char kAsyncCopyWaitAttr[] = "hkt.cp_async_wait";
+/// A runtime function that reads and writes device memory like a kernel
+/// (the cuBLASLt GEMM): hkt-nvvm-lower-gemm declares it, and
+/// hkt-nvvm-host-staging counts its calls as kernel accesses.
+inline constexpr char kDeviceCallAttr[] = "hkt.device_call";
 
 #define GEN_PASS_REGISTRATION
 #include "passes/codegen/nvvm/Passes.h.inc"
