@@ -85,7 +85,12 @@ DeviceMemory::allocate(DType type, const std::vector<int64_t> &shape) {
           "allocating ", bytes,
           " bytes of device memory: ", cudaErrorText(a, r, "cuMemAlloc")));
     t.address = reinterpret_cast<void *>(p);
-    if (CUresult r = a.cuMemsetD32Async(p, 0, bytes / 4, nullptr)) {
+    // Waited for: the module's kernels run on their own non-blocking
+    // stream, which does not wait for the default one.
+    CUresult r = a.cuMemsetD32Async(p, 0, bytes / 4, nullptr);
+    if (r == 0)
+      r = a.cuStreamSynchronize(nullptr);
+    if (r != 0) {
       a.cuMemFree(p);
       return Status::error(concat("clearing device memory: ",
                                   cudaErrorText(a, r, "cuMemsetD32Async")));
