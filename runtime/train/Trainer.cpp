@@ -287,6 +287,10 @@ Expected<double> Trainer::step() {
         static_cast<float>(st.weightDecay);
     *stepTensor.dataAs<int64_t>() = t;
     if (device) {
+      // The batch's ranges (token ids, labels) are checked here, on the
+      // host, as Entry::call would: the twin cannot read them first.
+      std::vector<const Tensor *> hostArgs(args.begin(), args.end());
+      check(trainStep->check(hostArgs, {&loss}));
       // The batch and the step's scalars go up; the parameters and moments
       // stay where they are.
       const std::vector<TensorSpec> &specs = trainStep->spec().args;
