@@ -140,35 +140,26 @@ Expected<DeviceTensor> DeviceMemory::upload(const Tensor &host) {
 Status DeviceMemory::upload(DeviceTensor &device, const Tensor &host) {
   if (Status s = sameLayout(device, host, "upload"); !s.ok())
     return s;
-  if (host.byteSize() == 0)
-    return Status::success();
-  if (cuda) {
-    if (Status s = cudaCopy(device.data(), host.data(), host.byteSize(),
-                            "copying to the device");
-        !s.ok())
-      return s;
-  } else {
-    std::memcpy(device.data(), host.data(), host.byteSize());
-  }
-  ++counts.uploads;
-  counts.bytesUp += host.byteSize();
-  return Status::success();
+  return copy(device.data(), host.data(), host.byteSize(), /*up=*/true);
 }
 
 Status DeviceMemory::download(Tensor &host, const DeviceTensor &device) {
   if (Status s = sameLayout(device, host, "download into"); !s.ok())
     return s;
-  if (host.byteSize() == 0)
+  return copy(host.data(), device.data(), host.byteSize(), /*up=*/false);
+}
+
+Status DeviceMemory::copy(void *dst, const void *src, size_t bytes, bool up) {
+  if (bytes == 0)
     return Status::success();
-  if (cuda) {
-    if (Status s = cudaCopy(host.data(), device.data(), host.byteSize(),
-                            "copying from the device");
-        !s.ok())
-      return s;
-  } else {
-    std::memcpy(host.data(), device.data(), host.byteSize());
-  }
-  ++counts.downloads;
-  counts.bytesDown += host.byteSize();
+  if (!cuda)
+    std::memcpy(dst, src, bytes);
+  else if (Status s = cudaCopy(dst, src, bytes,
+                               up ? "copying to the device"
+                                  : "copying from the device");
+           !s.ok())
+    return s;
+  ++(up ? counts.uploads : counts.downloads);
+  (up ? counts.bytesUp : counts.bytesDown) += bytes;
   return Status::success();
 }

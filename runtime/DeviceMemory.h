@@ -88,6 +88,8 @@ private:
   void release(void *address);
   Status sameLayout(const DeviceTensor &device, const Tensor &host,
                     const char *what) const;
+  /// One counted copy, host to device (`up`) or back.
+  Status copy(void *dst, const void *src, size_t bytes, bool up);
 
   bool cuda;
   DeviceTraffic counts;

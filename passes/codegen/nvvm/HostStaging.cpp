@@ -285,13 +285,7 @@ LogicalResult makeDeviceTwin(func::FuncOp fn) {
       return fn.emitOpError("argument #")
              << hostArg.getArgNumber()
              << " has a strided layout; the GPU path copies whole buffers";
-    SmallVector<Value> sizes;
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      if (type.isDynamicDim(i))
-        sizes.push_back(memref::DimOp::create(b, loc, hostArg, i));
-    Value dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(), sizes,
-                                     ValueRange(), /*hostShared=*/false)
-                    .getMemref();
+    Value dev = deviceCopyOf(b, loc, type, hostArg); // no other uses yet
     if (access->read)
       gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), dev, hostArg);
     if (access->written)
