@@ -156,6 +156,9 @@ static void addGpuKernels(OpPassManager &pm, int64_t tileQ, int64_t tileK,
   // computes; a thread per output element, a warp for long sums.
   pm.addPass(createHktNvvmMapParallelLoopsPass());
   pm.addPass(createHktNvvmHostStagingPass());
+  // The AdamW update of every parameter one kernel, the accumulations
+  // after each row one kernel per row.
+  pm.addPass(createHktNvvmFuseIndependentLaunchesPass());
   // After bufferization, which cannot see through nvvm.mma.sync nor
   // nvgpu's cp.async groups.
   pm.addPass(createHktNvvmLowerBf16MmaPass());

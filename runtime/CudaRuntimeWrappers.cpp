@@ -24,9 +24,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace hkt::runtime;
 using hkt::runtime::detail::concat;
@@ -43,6 +45,14 @@ struct KernelSpan {
 thread_local KernelSpan span;
 std::string firstError;
 std::set<CUdeviceptr> liveBuffers;
+/// The runtime's context for the compiled host code, which asks for its
+/// kernel at every launch and makes a stream at every call: functions are
+/// looked up once per module and name, and a call's stream, destroyed when
+/// it returns, waits for the next call instead (one stream in a
+/// single-threaded run; freed with the driver's context at exit). Never
+/// destroyed: a module's destructor unloads it after static destructors.
+auto &functions = *new std::map<std::pair<CUhandle, std::string>, CUhandle>;
+auto &idleStreams = *new std::vector<CUhandle>;
 
 void record(const std::string &message) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -152,6 +162,11 @@ HKT_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 HKT_EXPORT void mgpuModuleUnload(void *module) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = functions.begin(); it != functions.end();)
+      it = it->first.first == module ? functions.erase(it) : std::next(it);
+  }
   if (const CudaDriverApi *a = module ? api() : nullptr)
     ok(a, a->cuModuleUnload(module), "cuModuleUnload");
 }
@@ -165,8 +180,18 @@ HKT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
     record(concat("kernel '", name, "': its module was not loaded"));
     return nullptr;
   }
-  if (!ok(a, a->cuModuleGetFunction(&fn, module, name), "cuModuleGetFunction"))
+  std::pair<CUhandle, std::string> key(module, name);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = functions.find(key); it != functions.end())
+      return it->second;
+  }
+  if (!ok(a, a->cuModuleGetFunction(&fn, module, name), "cuModuleGetFunction")) {
     record(concat("(kernel '", name, "')"));
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  functions.emplace(std::move(key), fn);
   return fn;
 }
 
@@ -197,6 +222,14 @@ HKT_EXPORT void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy,
 }
 
 HKT_EXPORT void *mgpuStreamCreate() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!idleStreams.empty()) {
+      CUhandle s = idleStreams.back();
+      idleStreams.pop_back();
+      return s;
+    }
+  }
   const CudaDriverApi *a = api();
   CUhandle s = nullptr;
   if (a)
@@ -204,9 +237,13 @@ HKT_EXPORT void *mgpuStreamCreate() {
   return s;
 }
 
+/// The host code destroys its stream after synchronizing with it: idle, it
+/// serves the next call.
 HKT_EXPORT void mgpuStreamDestroy(void *stream) {
-  if (const CudaDriverApi *a = stream ? api() : nullptr)
-    ok(a, a->cuStreamDestroy(stream), "cuStreamDestroy");
+  if (!stream)
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  idleStreams.push_back(stream);
 }
 
 HKT_EXPORT void mgpuStreamSynchronize(void *stream) {

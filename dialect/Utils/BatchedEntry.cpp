@@ -236,6 +236,8 @@ private:
                     ValueRange{arith::AddFOp::create(nb, nloc, a[0], a[1])});
               })
               .getResult(0);
+      sum.getDefiningOp()->setAttr(kKernelAttr,
+                                   b.getStringAttr("sum_row_chunks"));
       if (combine[i] == Combine::Mean) {
         Value total = tensor::ExtractOp::create(b, loc, sum);
         sum = tensor::FromElementsOp::create(

@@ -222,6 +222,7 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
           Value np = arith::SubFOp::create(nb, nloc, base, delta);
           linalg::YieldOp::create(nb, nloc, ValueRange{np, m, v});
         });
+    update->setAttr(kKernelAttr, b.getStringAttr("adamw"));
     newParams.push_back(update.getResult(0));
     newFirst.push_back(update.getResult(1));
     newSecond.push_back(update.getResult(2));

@@ -19,10 +19,15 @@
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTNVVMHOSTSTAGINGPASS
@@ -302,6 +307,185 @@ LogicalResult makeDeviceTwin(func::FuncOp fn) {
   return success();
 }
 
+/// Whether nothing writes `root` (a device buffer) or a view of it: the
+/// hyper-parameters of a training step, for one.
+bool neverWritten(Value root) {
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      if (isa<memref::DimOp, memref::LoadOp>(user))
+        continue;
+      if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
+        if (copy.getDst() == v)
+          return false;
+        continue;
+      }
+      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(v))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// The buffer `v` is a view of.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Host loads of device scalars that no one writes, and the pure ops on
+/// their values, move into each kernel that uses them: the kernel reads
+/// the scalar itself (the AdamW kernel computes its bias corrections from
+/// the step and the hyper-parameters) and the host reads nothing.
+/// Upstream's sinkOperationsIntoLaunchOp sinks nothing that would make the
+/// kernel take a new argument, and these loads need the buffer's.
+void sinkScalarLoads(gpu::LaunchOp launch) {
+  SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+  IRMapping map;
+  // Whether `v` is (now) computed in the kernel: a load as above, or a
+  // pure op with such a load among its operands' slices.
+  std::function<bool(Value)> sink = [&](Value v) -> bool {
+    if (map.contains(v))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumRegions() || def->getNumResults() != 1)
+      return false;
+    auto load = dyn_cast<memref::LoadOp>(def);
+    if (load ? !(isDeviceMemory(load.getMemRef()) &&
+                 neverWritten(rootOf(load.getMemRef())))
+             : !isMemoryEffectFree(def))
+      return false;
+    bool fromLoad = static_cast<bool>(load);
+    for (Value operand : def->getOperands())
+      fromLoad |= sink(operand);
+    if (!fromLoad)
+      return false;
+    b.clone(*def, map);
+    return true;
+  };
+  for (Value v : used)
+    if (sink(v))
+      replaceAllUsesInRegionWith(v, map.lookup(v), launch.getBody());
+}
+
+/// Whether the ops strictly between `from` and `to` (one block) leave
+/// device memory as it is: no launch, copy, store or call.
+bool noWritesBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (op->getNumRegions() ||
+        !(isMemoryEffectFree(op) ||
+          isa<memref::LoadOp, memref::AllocaOp, gpu::AllocOp>(op)))
+      return false;
+  }
+  return true;
+}
+
+/// A host store of a device scalar, with the loads of device memory and
+/// the pure ops of its block it computes its value from (the batch mean of
+/// the loss, the sum over the rows, a zero), becomes a kernel of one
+/// thread: no copy to the host and back, no wait for the device.
+/// Returns false, changing nothing, where a load would read the memory
+/// after a write it read before.
+bool storeOnDevice(memref::StoreOp store, int64_t &count) {
+  Block *block = store->getBlock();
+  SetVector<Operation *> slice;
+  SmallVector<Value> worklist(store->getOperands());
+  worklist.erase(worklist.begin() + 1); // the device buffer itself
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != block || slice.contains(def))
+      continue;
+    auto load = dyn_cast<memref::LoadOp>(def);
+    bool movable = load ? isDeviceMemory(load.getMemRef())
+                        : isMemoryEffectFree(def) && !def->getNumRegions();
+    if (!movable)
+      continue; // its value enters the kernel as an argument
+    if (load && !noWritesBetween(load, store))
+      return false;
+    slice.insert(def);
+    llvm::append_range(worklist, def->getOperands());
+  }
+  Operation *def = store.getValue().getDefiningOp();
+  std::string what = !def                                ? "copy"
+                     : isa<arith::ConstantOp>(def)       ? "fill"
+                     : isa<memref::LoadOp>(def)          ? "copy"
+                     : def->getName().stripDialect().str();
+  ImplicitLocOpBuilder b(store.getLoc(), store);
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto launch = gpu::LaunchOp::create(b, one, one, one, one, one, one);
+  launch.setFunctionAttr(FlatSymbolRefAttr::get(
+      b.getContext(), llvm::formatv("scalar_{0}_{1}", what, count++).str()));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
+  b.setInsertionPoint(terminator);
+  IRMapping map;
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *c) {
+    return a->isBeforeInBlock(c);
+  });
+  for (Operation *op : ordered)
+    b.clone(*op, map);
+  b.clone(*store, map);
+  store.erase();
+  return true;
+}
+
+/// Erases the host's ops whose results nobody uses (the loads left behind
+/// by storeOnDevice and sinkScalarLoads).
+void eraseDeadHostOps(func::FuncOp fn) {
+  // Pre-order, visited backwards: users before their operands' ops, nested
+  // ops before their parents.
+  SmallVector<Operation *> ops;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<gpu::LaunchOp>(op))
+      return WalkResult::skip();
+    if (op != fn.getOperation())
+      ops.push_back(op);
+    return WalkResult::advance();
+  });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
+/// The host's scalar work on device memory moves to the device: stores
+/// become kernels of one thread (storeOnDevice), loads of buffers no one
+/// writes and the pure arithmetic on them move into the kernels that use
+/// them (the AdamW bias corrections from the step and the
+/// hyper-parameters). What is left is staged (stageScalarAccesses).
+void moveScalarWorkToDevice(func::FuncOp fn, int64_t &count) {
+  eraseDeadHostOps(fn);
+  SmallVector<memref::StoreOp> stores;
+  fn.walk([&](memref::StoreOp store) {
+    if (!store->getParentOfType<gpu::LaunchOp>() &&
+        isDeviceMemory(store.getMemRef()))
+      stores.push_back(store);
+  });
+  for (memref::StoreOp store : stores)
+    storeOnDevice(store, count);
+  SmallVector<gpu::LaunchOp> launches;
+  fn.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+  for (gpu::LaunchOp launch : launches)
+    sinkScalarLoads(launch);
+  eraseDeadHostOps(fn);
+}
+
 /// The host's loads and stores of device scalars go through a host scalar
 /// (allocated once, at the function's entry) and a one-element copy: a
 /// load copies the device value in first, a store copies it out after.
@@ -364,6 +548,7 @@ struct HktNvvmHostStagingPass
     : public mlir::hkt::impl::HktNvvmHostStagingPassBase<HktNvvmHostStagingPass> {
   void runOnOperation() override {
     getOperation().walk(allocasToAttributions);
+    int64_t scalarKernels = 0;
     // Collected first: the loop adds the device twins.
     SmallVector<func::FuncOp> functions(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp fn : functions) {
@@ -381,6 +566,7 @@ struct HktNvvmHostStagingPass
         fn->setAttr(kDeviceAbiAttr, UnitAttr::get(fn.getContext()));
       if (failed(stageFunction(fn)))
         return signalPassFailure();
+      moveScalarWorkToDevice(fn, scalarKernels);
       stageScalarAccesses(fn);
       if (twin && failed(makeDeviceTwin(fn)))
         return signalPassFailure();

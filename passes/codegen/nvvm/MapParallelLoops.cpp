@@ -356,6 +356,27 @@ struct HktNvvmMapParallelLoopsPass
           << warp << " in [" << warp << ", " << maxThreads << "]";
       return signalPassFailure();
     }
+    // linalg.reduce (the model's sums over row chunks) as the generic it
+    // is, so that planSum sees the sum: a thread per output element, not
+    // linalg-to-loops' one thread around the whole reduction.
+    SmallVector<linalg::ReduceOp> reduces;
+    getOperation()->walk([&](linalg::ReduceOp op) {
+      if (op.hasPureBufferSemantics() && !op->getParentOfType<gpu::LaunchOp>())
+        reduces.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::ReduceOp op : reduces) {
+      StringAttr tag = op->getAttrOfType<StringAttr>(hkt::kKernelAttr);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generic)) {
+        op.emitOpError("cannot be generalized for a GPU kernel");
+        return signalPassFailure();
+      }
+      (*generic)->setAttr(hkt::kKernelAttr,
+                          tag ? tag : rewriter.getStringAttr("reduce"));
+    }
     // Structured ops first, named by what they compute; then loops that
     // came as loops.
     SmallVector<linalg::LinalgOp> ops;

@@ -281,6 +281,35 @@ def HktNvvmMapParallelLoopsPass : Pass<"hkt-nvvm-map-parallel-loops"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def HktNvvmFuseIndependentLaunchesPass : Pass<"hkt-nvvm-fuse-independent-launches"> {
+  let summary = "Fuse runs of consecutive gpu.launch ops of one kind that touch disjoint buffers into one launch (horizontal fusion)";
+  let description = [{
+    A run of consecutive `gpu.launch` ops with the same kernel name up to
+    its number (`adamw_720`, `adamw_721`, ...), a static one-dimensional
+    grid, the same block size, no shared memory, and no buffer that one
+    writes and another reads or writes, becomes one launch over the sum of
+    their grids: block b runs the first body while b < G0, the second as
+    block b - G0 while b < G0 + G1, and so on. Only ops free of memory
+    effects or that only allocate their result may stand between them (they
+    move above the fused launch). Buffers are told apart by their root (an allocation, a function
+    argument, a global), so function arguments are taken not to alias, as
+    one-shot bufferization does. A run stops before its kernel's parameters
+    would pass 4096 bytes (PTX before ISA 8.1 allows 4352; a memref
+    descriptor takes (3 + 2 rank) 8-byte words). The AdamW update of the
+    parameters becomes one kernel per 4 KiB of descriptors (a multi-tensor
+    apply); the per-parameter accumulations after each row of a batch, a
+    few kernels per row.
+    `kinds` restricts the pass to those kernel names (all when empty).
+  }];
+  let options = [
+    ListOption<"kinds", "kinds", "std::string",
+               "Kernel names (without their number) to fuse; all if empty">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HktNvvmHostStagingPass : Pass<"hkt-nvvm-host-staging", "::mlir::ModuleOp"> {
   let summary = "Give every buffer the kernels touch a device allocation; copy the caller's buffers in and out";
   let description = [{

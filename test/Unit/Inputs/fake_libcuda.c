@@ -3,14 +3,15 @@
 // does not load (badimage), a failing launch (launchfail) or allocations
 // above 4 KiB that fail (oom). Memory is host memory (zeroed), copies are
 // memcpy, kernels do nothing; live allocations, launches and copies (by
-// direction, with their bytes) are counted and reported at exit. Built by CudaDriverTest.cpp,
+// direction, with their bytes), streams created and kernels looked up are
+// counted and reported at exit. Built by CudaDriverTest.cpp,
 // test/Tools/nvvm.test (a compiled layer's host side, run end to end) and
 // nvvm-cublaslt.test.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-static int live, launches;
+static int live, launches, streams, lookups;
 /* The live allocations, to tell the direction of a copy: host to device,
    device to host or device to device, counted with their bytes. */
 #define MAX_BUFFERS 65536
@@ -28,6 +29,7 @@ __attribute__((destructor)) static void report(void) {
   fprintf(stderr, "fake-cuda: %d allocations outstanding, %d launches\n", live, launches);
   fprintf(stderr, "fake-cuda: copies host->device %ld (%llu bytes), device->host %ld (%llu bytes), device->device %ld (%llu bytes)\n",
           copies[0], copied[0], copies[1], copied[1], copies[2], copied[2]);
+  fprintf(stderr, "fake-cuda: %d streams created, %d kernel lookups\n", streams, lookups);
 }
 int cuInit(unsigned f) { return strcmp(mode(), "nodevice") == 0 ? 100 : 0; }
 int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
@@ -53,7 +55,7 @@ int cuModuleLoadData(void **m, const void *image) {
 }
 int cuModuleLoadDataEx(void **m, const void *i, unsigned n, int *o, void **v) { return cuModuleLoadData(m, i); }
 int cuModuleUnload(void *m) { return 0; }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)3; return 0; }
+int cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)3; ++lookups; return 0; }
 /* The dynamic shared memory the kernels opted in to (one fake function for
    all): a launch asking for more than 48 KiB beyond it fails, as on a GPU. */
 static int optedIn;
@@ -71,7 +73,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   ++launches;
   return 0;
 }
-int cuStreamCreate(void **s, unsigned f) { *s = (void *)4; return 0; }
+int cuStreamCreate(void **s, unsigned f) { *s = (void *)4; ++streams; return 0; }
 int cuStreamSynchronize(void *s) { return 0; }
 int cuStreamDestroy_v2(void *s) { return 0; }
 int cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }

@@ -74,23 +74,25 @@ func.func @global_and_view(%y: memref<2x4xf32>) {
 
 // Scalars the host computes with (a model's hyper-parameters, the batch
 // mean of its loss): an argument only the host reads stays host memory; a
-// device scalar the host reads is copied in first, one it writes is copied
-// out after, through host scalars allocated at the entry.
+// host store of a device scalar becomes a kernel of one thread that
+// computes the value from the device loads it came from (no copy to the
+// host and back).
 // CHECK-LABEL: func.func @host_scalars
 // CHECK-SAME: (%[[LR:.+]]: memref<f32>, %[[OUT:.+]]: memref<f32>)
-// CHECK-COUNT-2: memref.alloca() : memref<f32>
+// CHECK-NOT: memref.alloca
 // CHECK: %[[DOUT:.+]] = gpu.alloc () : memref<f32>
 // CHECK: %[[SUM:.+]] = gpu.alloc () : memref<f32>
 // CHECK: gpu.launch
-// CHECK: gpu.memcpy %[[HIN:.+]], %[[SUM]]
-// CHECK: %[[S:.+]] = memref.load %[[HIN]][]
 // CHECK: %[[L:.+]] = memref.load %[[LR]][]
-// CHECK: %[[P:.+]] = arith.mulf %[[S]], %[[L]]
 // CHECK: %[[TMP:.+]] = gpu.alloc () : memref<f32>
-// CHECK: memref.store %[[P]], %[[HOUT:.+]][]
-// CHECK: gpu.memcpy %[[TMP]], %[[HOUT]]
+// CHECK: gpu.launch {{.*}} function(@scalar_mulf_0)
+// CHECK-NEXT: %[[S:.+]] = memref.load %[[SUM]][]
+// CHECK-NEXT: %[[P:.+]] = arith.mulf %[[S]], %[[L]]
+// CHECK-NEXT: memref.store %[[P]], %[[TMP]][]
 // CHECK: gpu.launch
+// CHECK-NOT: gpu.memcpy
 // CHECK: gpu.memcpy %[[OUT]], %[[DOUT]]
+// CHECK-NOT: gpu.memcpy
 func.func @host_scalars(%lr: memref<f32>, %out: memref<f32>) {
   %c1 = arith.constant 1 : index
   %sum = memref.alloc() : memref<f32>
@@ -111,6 +113,43 @@ func.func @host_scalars(%lr: memref<f32>, %out: memref<f32>) {
     memref.store %v, %out[] : memref<f32>
     gpu.terminator
   }
+  memref.dealloc %sum : memref<f32>
+  memref.dealloc %tmp : memref<f32>
+  return
+}
+
+// -----
+
+// A kernel writes the scalar between the host's load and its store: the
+// store cannot move to the device (it would read the new value), so the
+// host reads the device scalar through a host copy made before the kernel,
+// and its store goes out through another. A load that nothing uses is
+// dropped, copy and all.
+// CHECK-LABEL: func.func @staged_scalars
+// CHECK-COUNT-2: memref.alloca() : memref<f32>
+// CHECK-NOT: memref.alloca
+// CHECK: %[[SUM:.+]] = gpu.alloc () : memref<f32>
+// CHECK: %[[TMP:.+]] = gpu.alloc () : memref<f32>
+// CHECK-NEXT: gpu.memcpy %[[HIN:.+]], %[[SUM]]
+// CHECK-NEXT: %[[S:.+]] = memref.load %[[HIN]][]
+// CHECK-NEXT: gpu.launch
+// CHECK: memref.store %[[S]], %[[HOUT:.+]][]
+// CHECK-NEXT: gpu.memcpy %[[TMP]], %[[HOUT]]
+// CHECK-NOT: gpu.memcpy
+// CHECK: return
+func.func @staged_scalars() {
+  %c1 = arith.constant 1 : index
+  %sum = memref.alloc() : memref<f32>
+  %tmp = memref.alloc() : memref<f32>
+  %unused = memref.load %tmp[] : memref<f32>
+  %s = memref.load %sum[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %two = arith.constant 2.0 : f32
+    memref.store %two, %sum[] : memref<f32>
+    gpu.terminator
+  }
+  memref.store %s, %tmp[] : memref<f32>
   memref.dealloc %sum : memref<f32>
   memref.dealloc %tmp : memref<f32>
   return
@@ -173,7 +212,7 @@ func.func @host_call(%c: memref<4xf32>) {
 
 // An entry (public, with a C interface) gets a device twin: its body moves
 // to @entry_on_device, whose memref arguments are device memory (no copies;
-// the host reads the scalar %lr through a one-element copy), and @entry
+// the kernel reads the scalar %lr itself, since nothing writes it), and @entry
 // keeps the host calling convention: a device copy of each argument the
 // twin uses, copied in if it reads it (%x, %lr) and out if it writes it
 // (%y), around the call. A runtime that keeps buffers on the device calls
@@ -195,11 +234,10 @@ func.func @host_call(%c: memref<4xf32>) {
 // CHECK-SAME: (%[[TX:.+]]: memref<8xf32>, %[[TLR:.+]]: memref<f32>, %[[TY:.+]]: memref<8xf32>)
 // CHECK-SAME: hkt.device_abi
 // CHECK-SAME: no_inline
-// CHECK-NEXT: %[[H:.+]] = memref.alloca() : memref<f32>
 // CHECK-NOT: gpu.alloc
-// CHECK: gpu.memcpy %[[H]], %[[TLR]]
-// CHECK-NEXT: %[[L:.+]] = memref.load %[[H]][]
+// CHECK-NOT: gpu.memcpy
 // CHECK: gpu.launch
+// CHECK-NEXT: memref.load %[[TLR]][]
 // CHECK: memref.load %[[TX]]
 // CHECK: memref.store %{{.+}}, %[[TY]]
 // CHECK-NOT: gpu.memcpy
