@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -37,19 +38,6 @@ namespace mlir::hkt {
 using namespace mlir;
 
 namespace {
-
-/// The buffer a memref value is a view of (an allocation, a function
-/// argument, a global); distinct roots are distinct buffers (function
-/// arguments do not alias, as one-shot bufferization assumes).
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
 
 /// Whether `root` is a buffer of its own: an allocation, a global, or an
 /// argument of the function (anything else may alias what it came from).
@@ -152,12 +140,15 @@ std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
     for (const MemoryEffects::EffectInstance &e : list) {
       if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(e.getEffect()))
         continue;
-      Value v = e.getValue();
-      if (!v || !isKnownBuffer(rootOf(v)))
+      // Distinct roots are distinct buffers (function arguments do not
+      // alias, as one-shot bufferization assumes).
+      auto v = dyn_cast_or_null<MemrefValue>(e.getValue());
+      Value root = v ? memref::skipViewLikeOps(v) : Value();
+      if (!root || !isKnownBuffer(root))
         return WalkResult::interrupt(); // an effect on unknown memory
       (isa<MemoryEffects::Write>(e.getEffect()) ? c.footprint.written
                                                 : c.footprint.read)
-          .insert(rootOf(v));
+          .insert(root);
     }
     return WalkResult::advance();
   });

@@ -21,12 +21,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::hkt {
@@ -51,10 +52,10 @@ bool isScalar(Value v) {
   return type && type.hasStaticShape() && type.getNumElements() == 1;
 }
 
-/// How the kernels use `root` and its views; fails on a host load or store
-/// other than of a scalar.
-FailureOr<Access> kernelAccess(Value root) {
-  Access access;
+/// Calls `visit` on each use of `root` and of its views (not on the views'
+/// own uses of their sources); stops where `visit` interrupts.
+WalkResult walkUsesThroughViews(Value root,
+                                function_ref<WalkResult(OpOperand &)> visit) {
   SmallVector<Value> worklist{root};
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
@@ -62,53 +63,67 @@ FailureOr<Access> kernelAccess(Value root) {
       Operation *user = use.getOwner();
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == v) {
-        for (Value r : user->getResults())
-          worklist.push_back(r);
+        llvm::append_range(worklist, user->getResults());
         continue;
       }
-      if (isa<memref::DimOp, memref::DeallocOp, gpu::DeallocOp,
-              memref::ExtractAlignedPointerAsIndexOp,
-              memref::ExtractStridedMetadataOp>(user))
-        continue;
-      if (!user->getParentOfType<gpu::LaunchOp>()) {
-        // A runtime function that works on device memory (the cuBLASLt
-        // GEMM): reads and writes, like a kernel.
-        if (auto call = dyn_cast<func::CallOp>(user)) {
-          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-              call, call.getCalleeAttr());
-          if (callee && callee->hasAttr(mlir::hkt::kDeviceCallAttr)) {
-            access.read = access.written = true;
-            continue;
-          }
-        }
-        if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
-          access.read |= copy.getSrc() == v;
-          access.written |= copy.getDst() == v;
-          continue;
-        }
-        // A scalar the host reads or writes (the hyper-parameters, the
-        // batch mean of the loss): staged through host memory
-        // (stageScalarAccesses), no kernel's business.
-        if (isa<memref::LoadOp, memref::StoreOp>(user) && isScalar(v))
-          continue;
-        return user->emitOpError(
-                   "reads or writes device memory on the host (the GPU "
-                   "path expects every access inside a kernel)"),
-               failure();
-      }
-      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-      if (!effects) {
-        access.read = access.written = true;
-        continue;
-      }
-      SmallVector<MemoryEffects::EffectInstance> list;
-      effects.getEffectsOnValue(v, list);
-      for (const MemoryEffects::EffectInstance &e : list) {
-        access.read |= isa<MemoryEffects::Read>(e.getEffect());
-        access.written |= isa<MemoryEffects::Write>(e.getEffect());
-      }
+      if (visit(use).wasInterrupted())
+        return WalkResult::interrupt();
     }
   }
+  return WalkResult::advance();
+}
+
+/// How the kernels use `root` and its views; fails on a host load or store
+/// other than of a scalar.
+FailureOr<Access> kernelAccess(Value root) {
+  Access access;
+  WalkResult walk = walkUsesThroughViews(root, [&](OpOperand &use) {
+    Value v = use.get();
+    Operation *user = use.getOwner();
+    if (isa<memref::DimOp, memref::DeallocOp, gpu::DeallocOp,
+            memref::ExtractAlignedPointerAsIndexOp,
+            memref::ExtractStridedMetadataOp>(user))
+      return WalkResult::advance();
+    if (!user->getParentOfType<gpu::LaunchOp>()) {
+      // A runtime function that works on device memory (the cuBLASLt
+      // GEMM): reads and writes, like a kernel.
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (callee && callee->hasAttr(mlir::hkt::kDeviceCallAttr)) {
+          access.read = access.written = true;
+          return WalkResult::advance();
+        }
+      }
+      if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
+        access.read |= copy.getSrc() == v;
+        access.written |= copy.getDst() == v;
+        return WalkResult::advance();
+      }
+      // A scalar the host reads or writes (the hyper-parameters, the
+      // batch mean of the loss): moved to the device or staged through
+      // host memory (moveScalarWorkToDevice), no kernel's business.
+      if (isa<memref::LoadOp, memref::StoreOp>(user) && isScalar(v))
+        return WalkResult::advance();
+      user->emitOpError("reads or writes device memory on the host (the GPU "
+                        "path expects every access inside a kernel)");
+      return WalkResult::interrupt();
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    if (!effects) {
+      access.read = access.written = true;
+      return WalkResult::advance();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffectsOnValue(v, list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      access.read |= isa<MemoryEffects::Read>(e.getEffect());
+      access.written |= isa<MemoryEffects::Write>(e.getEffect());
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
   return access;
 }
 
@@ -229,15 +244,13 @@ LogicalResult stageFunction(func::FuncOp fn) {
 
 /// Whether `v` is device memory: a gpu.alloc, an argument of a function
 /// that takes device memory, or a view of either.
-bool isDeviceMemory(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<gpu::AllocOp>(def))
-      return true;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return false;
-    v = view.getViewSource();
-  }
+bool isDeviceMemory(Value view) {
+  auto memref = dyn_cast<MemrefValue>(view);
+  if (!memref)
+    return false;
+  Value v = memref::skipViewLikeOps(memref);
+  if (v.getDefiningOp())
+    return isa<gpu::AllocOp>(v.getDefiningOp());
   auto arg = dyn_cast<BlockArgument>(v);
   auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                 : func::FuncOp();
@@ -310,40 +323,19 @@ LogicalResult makeDeviceTwin(func::FuncOp fn) {
 /// Whether nothing writes `root` (a device buffer) or a view of it: the
 /// hyper-parameters of a training step, for one.
 bool neverWritten(Value root) {
-  SmallVector<Value> worklist{root};
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-          view && view.getViewSource() == v) {
-        llvm::append_range(worklist, user->getResults());
-        continue;
-      }
-      if (isa<memref::DimOp, memref::LoadOp>(user))
-        continue;
-      if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
-        if (copy.getDst() == v)
-          return false;
-        continue;
-      }
-      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-      if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(v))
-        return false;
-    }
-  }
-  return true;
-}
-
-/// The buffer `v` is a view of.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
+  return !walkUsesThroughViews(root, [](OpOperand &use) {
+            Operation *user = use.getOwner();
+            if (isa<memref::DimOp, memref::LoadOp>(user))
+              return WalkResult::advance();
+            if (auto copy = dyn_cast<gpu::MemcpyOp>(user))
+              return copy.getDst() == use.get() ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+            auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+            return !effects || effects.getEffectOnValue<MemoryEffects::Write>(
+                                   use.get())
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          }).wasInterrupted();
 }
 
 /// Host loads of device scalars that no one writes, and the pure ops on
@@ -367,7 +359,8 @@ void sinkScalarLoads(gpu::LaunchOp launch) {
       return false;
     auto load = dyn_cast<memref::LoadOp>(def);
     if (load ? !(isDeviceMemory(load.getMemRef()) &&
-                 neverWritten(rootOf(load.getMemRef())))
+                 neverWritten(memref::skipViewLikeOps(
+                     cast<MemrefValue>(load.getMemRef()))))
              : !isMemoryEffectFree(def))
       return false;
     bool fromLoad = static_cast<bool>(load);
@@ -422,10 +415,10 @@ bool storeOnDevice(memref::StoreOp store, int64_t &count) {
     llvm::append_range(worklist, def->getOperands());
   }
   Operation *def = store.getValue().getDefiningOp();
-  std::string what = !def                                ? "copy"
-                     : isa<arith::ConstantOp>(def)       ? "fill"
-                     : isa<memref::LoadOp>(def)          ? "copy"
-                     : def->getName().stripDialect().str();
+  std::string what = !def || isa<memref::LoadOp>(def) ? "copy"
+                     : isa<arith::ConstantOp>(def)
+                         ? "fill"
+                         : def->getName().stripDialect().str();
   ImplicitLocOpBuilder b(store.getLoc(), store);
   Value one = arith::ConstantIndexOp::create(b, 1);
   auto launch = gpu::LaunchOp::create(b, one, one, one, one, one, one);
