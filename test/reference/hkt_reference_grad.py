@@ -158,6 +158,12 @@ def backward_from_cache(c, dy):
         dC = (1.0 - bcol) * dO
         diff = (dO * (c["attn"] - c["C"])).sum(axis=(0, 1))          # per column
         g["gamma"] = beta * (1.0 - beta) * diff.reshape(H, d).sum(axis=1)
+        # The size of round-off in those sums: their terms cancel (dO has
+        # either sign), and the terms' errors (bf16 attention outputs) have
+        # either sign too, so they add in quadrature: sqrt(sum terms^2).
+        terms = (dO * (c["attn"] - c["C"])).reshape(B, T, H, d)
+        gamma_scale = beta * (1.0 - beta) * np.sqrt(
+            (terms ** 2).sum(axis=(0, 1, 3)))
         u = p["conv_u"]
         kc = u.shape[1]
         du = np.zeros_like(u)
@@ -236,6 +242,8 @@ def backward_from_cache(c, dy):
                theta_scale=theta_scale)
     if L > 1:
         aux["down_b_scale"] = down_b_scale
+    if cfg["hybrid"]:
+        aux["gamma_scale"] = gamma_scale
     return g, aux
 
 
