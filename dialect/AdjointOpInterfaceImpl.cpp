@@ -9,7 +9,8 @@
 // equation by equation. The adjoints of the hkt step ops are written with hkt
 // ops where one fits (the adjoint of level_scores is two hkt.attend, that of
 // hkt.attend an hkt.level_scores and an hkt.attend), otherwise with
-// linalg.generic on tensors; every tensor they build has a static shape.
+// linalg.generic on tensors. The sequence length may be dynamic: tensors take
+// their sizes from the values they are shaped like.
 // The upstream ops' adjoints are external models in
 // passes/autodiff/UpstreamAdjoints.cpp.
 //
@@ -19,6 +20,7 @@
 #include "dialect/OnlineAttentionTile.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "dialect/Utils/ModelMath.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,6 +47,34 @@ Value generic(OpBuilder &b, Location loc, RankedTensorType type,
   return tensorGeneric(b, loc, type, inputs, maps, iterators, body);
 }
 
+/// A generic whose result is shaped like `like` (zeros when it reduces):
+/// for results whose dynamic sizes no input dimension gives (a convolution
+/// indexes its input by i + m).
+Value genericLike(OpBuilder &b, Location loc, Value like, ValueRange inputs,
+                  ArrayRef<AffineMap> maps,
+                  ArrayRef<utils::IteratorType> iterators, GenericBodyFn body) {
+  bool reduces = llvm::is_contained(iterators, kRed);
+  Value init = reduces ? zerosLike(b, loc, like) : emptyLike(b, loc, like);
+  return linalg::GenericOp::create(
+             b, loc, like.getType(), inputs, ValueRange{init}, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value v = body(nb, l, args.drop_back());
+               if (reduces)
+                 v = arith::AddFOp::create(nb, l, args.back(), v);
+               linalg::YieldOp::create(nb, l, v);
+             })
+      .getResult(0);
+}
+
+/// `x * f` on sizes, folded when static.
+OpFoldResult mulSize(OpBuilder &b, Location loc, OpFoldResult x, int64_t f) {
+  if (std::optional<int64_t> c = getConstantIntValue(x))
+    return b.getIndexAttr(*c * f);
+  return arith::MulIOp::create(b, loc, cast<Value>(x),
+                               arith::ConstantIndexOp::create(b, loc, f))
+      .getResult();
+}
+
 /// The identity map over `rank` loops.
 AffineMap identity(unsigned rank, MLIRContext *ctx) {
   return AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -66,11 +96,11 @@ Value scaled(OpBuilder &b, Location loc, Value v, double factor) {
 
 /// B x H x I x J -> B x H x J x I.
 Value transposeScores(OpBuilder &b, Location loc, Value s) {
-  RankedTensorType type = typeOf(s);
-  auto shape = type.getShape();
-  auto out = RankedTensorType::get({shape[0], shape[1], shape[3], shape[2]},
-                                   type.getElementType());
-  return linalg::TransposeOp::create(b, loc, s, emptyOf(b, loc, out),
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, s);
+  Value init =
+      tensor::EmptyOp::create(b, loc, {sizes[0], sizes[1], sizes[3], sizes[2]},
+                              typeOf(s).getElementType());
+  return linalg::TransposeOp::create(b, loc, s, init,
                                      ArrayRef<int64_t>{0, 1, 3, 2})
       .getResult()[0];
 }
@@ -101,11 +131,10 @@ LogicalResult DownsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   MLIRContext *ctx = b.getContext();
   Value dout = resultGrads[0];
   RankedTensorType xType = typeOf(getInput()), wType = typeOf(getWeight());
-  RankedTensorType outType = getType();
   Type elt = xType.getElementType();
   int64_t batch = xType.getDimSize(0), t = xType.getDimSize(1),
           dim = xType.getDimSize(2), k = wType.getDimSize(1);
-  int64_t tn = outType.getDimSize(1), s = getStride();
+  int64_t s = getStride();
   auto mul = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
     return arith::MulFOp::create(nb, l, a[0], a[1]);
   };
@@ -128,23 +157,43 @@ LogicalResult DownsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
                       {kRed, kRed, kPar, kPar}, mul);
   Value dw = transposeMatrix(b, loc, dwT);
   // z: dout spread to every s-th position of a B x (n s) x D zero tensor,
-  // n s >= T + k - 1.
-  int64_t n = (t + k - 1 + s - 1) / s;
-  auto spreadType = RankedTensorType::get({batch, n, s, dim}, elt);
+  // n s >= T + k - 1 (T may be dynamic).
+  OpFoldResult n;
+  if (!ShapedType::isDynamic(t)) {
+    n = b.getIndexAttr((t + k - 1 + s - 1) / s);
+  } else {
+    Value len = tensor::DimOp::create(b, loc, getInput(), 1);
+    n = arith::CeilDivUIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, len, arith::ConstantIndexOp::create(b, loc, k - 1)),
+            arith::ConstantIndexOp::create(b, loc, s))
+            .getResult();
+  }
+  Value spreadZeros =
+      linalg::FillOp::create(
+          b, loc, floatConstant(b, loc, elt, 0.0),
+          tensor::EmptyOp::create(b, loc,
+                                  {b.getIndexAttr(batch), n, b.getIndexAttr(s),
+                                   b.getIndexAttr(dim)},
+                                  elt)
+              .getResult())
+          .getResult(0);
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(batch), b.getIndexAttr(tn),
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(batch),
+                                     tensor::getMixedSize(b, loc, dout, 1),
                                      b.getIndexAttr(1), b.getIndexAttr(dim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  Value spread = tensor::InsertSliceOp::create(
-      b, loc, dout, zerosOf(b, loc, spreadType), offsets, sizes, strides);
+  Value spread = tensor::InsertSliceOp::create(b, loc, dout, spreadZeros,
+                                               offsets, sizes, strides);
   Value z = tensor::CollapseShapeOp::create(
       b, loc, spread, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
   // dx: dims (b, j, c, m).
-  Value dx = generic(b, loc, xType, {z, getWeight()},
-                     {indexingMap(4, {e0, e1 + e3, e2}, ctx),
-                      indexingMap(4, {e2, e3}, ctx),
-                      indexingMap(4, {e0, e1, e2}, ctx)},
-                     {kPar, kPar, kPar, kRed}, mul);
+  Value dx = genericLike(b, loc, getInput(), {z, getWeight()},
+                         {indexingMap(4, {e0, e1 + e3, e2}, ctx),
+                          indexingMap(4, {e2, e3}, ctx),
+                          indexingMap(4, {e0, e1, e2}, ctx)},
+                         {kPar, kPar, kPar, kRed}, mul);
   grads.assign({dx, dw, dbias, Value()});
   return success();
 }
@@ -158,10 +207,10 @@ LogicalResult LevelScoresOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   int64_t heads = getType().getDimSize(1);
   int64_t headDim = qType.getDimSize(2) / heads;
   Value ds = scaled(b, loc, resultGrads[0], 1.0 / std::sqrt(double(headDim)));
-  Value dq =
-      AttendOp::create(b, loc, qType, ds, getKey(), emptyOf(b, loc, qType));
+  Value dq = AttendOp::create(b, loc, qType, ds, getKey(),
+                              emptyLike(b, loc, getQuery()));
   Value dk = AttendOp::create(b, loc, kType, transposeScores(b, loc, ds),
-                              getQuery(), emptyOf(b, loc, kType));
+                              getQuery(), emptyLike(b, loc, getKey()));
   grads.assign({dq, dk, Value()});
   return success();
 }
@@ -176,22 +225,32 @@ LogicalResult UpsampleOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   RankedTensorType outType = getType();
   Type elt = outType.getElementType();
   int64_t f = getFactor();
-  auto in = inType.getShape(), out = outType.getShape();
-  auto paddedType =
-      RankedTensorType::get({in[0], in[1], in[2] * f, in[3] * f}, elt);
+  (void)outType;
+  // (The sequence sizes may be dynamic.)
+  SmallVector<OpFoldResult> in = tensor::getMixedSizes(b, loc, getInput());
+  Value paddedZeros =
+      linalg::FillOp::create(
+          b, loc, floatConstant(b, loc, elt, 0.0),
+          tensor::EmptyOp::create(b, loc,
+                                  {in[0], in[1], mulSize(b, loc, in[2], f),
+                                   mulSize(b, loc, in[3], f)},
+                                  elt)
+              .getResult())
+          .getResult(0);
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : out)
-    sizes.push_back(b.getIndexAttr(d));
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, loc, resultGrads[0]);
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  Value padded = tensor::InsertSliceOp::create(b, loc, resultGrads[0],
-                                               zerosOf(b, loc, paddedType),
-                                               offsets, sizes, strides);
-  auto blockType =
-      RankedTensorType::get({in[0], in[1], in[2], f, in[3], f}, elt);
+  Value padded = tensor::InsertSliceOp::create(
+      b, loc, resultGrads[0], paddedZeros, offsets, sizes, strides);
+  auto inShape = inType.getShape();
+  auto blockType = RankedTensorType::get(
+      {inShape[0], inShape[1], inShape[2], f, inShape[3], f}, elt);
   Value blocks = tensor::ExpandShapeOp::create(
       b, loc, blockType, padded,
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}},
+      SmallVector<OpFoldResult>{in[0], in[1], in[2], b.getIndexAttr(f), in[3],
+                                b.getIndexAttr(f)});
   AffineExpr bb, h, i, fi, j, fj;
   bindDims(ctx, bb, h, i, fi, j, fj);
   Value din = generic(
@@ -267,8 +326,9 @@ LogicalResult MaskOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   Location loc = getLoc();
   RankedTensorType type = getType();
   Value zero = floatConstant(b, loc, type.getElementType(), 0.0);
-  Value din = buildKeyMaskSelect(b, loc, resultGrads[0], getLengths(),
-                                 emptyOf(b, loc, type), getCausal(), zero);
+  Value din =
+      buildKeyMaskSelect(b, loc, resultGrads[0], getLengths(),
+                         emptyLike(b, loc, resultGrads[0]), getCausal(), zero);
   grads.push_back(din);
   if (getLengths())
     grads.push_back(Value());
@@ -287,11 +347,11 @@ LogicalResult AttendOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   int64_t headDim = vType.getDimSize(2) / heads;
   Value dout = resultGrads[0];
   Value dp = LevelScoresOp::create(b, loc, pType, dout, getValue(),
-                                   emptyOf(b, loc, pType));
+                                   emptyLike(b, loc, getProbs()));
   dp = scaled(b, loc, dp, std::sqrt(double(headDim)));
   Value dv =
       AttendOp::create(b, loc, vType, transposeScores(b, loc, getProbs()), dout,
-                       emptyOf(b, loc, vType));
+                       emptyLike(b, loc, getValue()));
   grads.assign({dp, dv, Value()});
   return success();
 }
@@ -341,15 +401,15 @@ LogicalResult FusedAttentionOp::buildAdjoint(OpBuilder &b,
       buildScaledQueries(b, loc, getQueries(), getWeights(), headDim);
   SmallVector<Value> dqInit, dkInit;
   for (Value q : getQueries())
-    dqInit.push_back(zerosOf(b, loc, typeOf(q)));
+    dqInit.push_back(zerosLike(b, loc, q));
   for (Value k : getKeys())
-    dkInit.push_back(zerosOf(b, loc, typeOf(k)));
+    dkInit.push_back(zerosLike(b, loc, k));
   auto backward = OnlineAttentionBackwardOp::create(
       b, loc, getQueries().getTypes(), getKeys().getTypes(),
       getValue().getType(), scaledQueries, getKeys(), getValue(), dout,
       getLse(), delta, getLengths(), /*query_offset=*/Value(),
-      /*key_offset=*/Value(), dqInit, dkInit,
-      zerosOf(b, loc, typeOf(getValue())), getFactorsAttr(), getCausalAttr());
+      /*key_offset=*/Value(), dqInit, dkInit, zerosLike(b, loc, getValue()),
+      getFactorsAttr(), getCausalAttr());
 
   ValueRange dScaled = backward.getDqueries();
   SmallVector<Value> dqueries =
@@ -411,11 +471,11 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   AffineMap head = indexingMap(3, {e2.floorDiv(headDim)}, ctx);
   // The convolution branch, recomputed: dims (b, i, c, m).
   Value vp = padSequence(b, loc, getValue(), kc - 1, 0);
-  Value conv = generic(b, loc, type, {vp, getConvU()},
-                       {indexingMap(4, {e0, e1 + (kc - 1) - e3, e2}, ctx),
-                        indexingMap(4, {e2, e3}, ctx),
-                        indexingMap(4, {e0, e1, e2}, ctx)},
-                       {kPar, kPar, kPar, kRed}, mul);
+  Value conv = genericLike(b, loc, getValue(), {vp, getConvU()},
+                           {indexingMap(4, {e0, e1 + (kc - 1) - e3, e2}, ctx),
+                            indexingMap(4, {e2, e3}, ctx),
+                            indexingMap(4, {e0, e1, e2}, ctx)},
+                           {kPar, kPar, kPar, kRed}, mul);
   Value dattn = generic(
       b, loc, type, {dout, getGamma()}, {bic, head, bic}, {kPar, kPar, kPar},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -431,8 +491,11 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   auto split = [&](Value v) {
     auto splitType = RankedTensorType::get(
         {type.getDimSize(0), type.getDimSize(1), heads, headDim}, elt);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v);
     return tensor::ExpandShapeOp::create(
-        b, loc, splitType, v, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+        b, loc, splitType, v, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}},
+        SmallVector<OpFoldResult>{sizes[0], sizes[1], b.getIndexAttr(heads),
+                                  b.getIndexAttr(headDim)});
   };
   AffineMap all4 = identity(4, ctx);
   AffineMap h4 = indexingMap(4, {e2}, ctx);
@@ -459,11 +522,11 @@ LogicalResult HybridOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   Value du = transposeMatrix(b, loc, duT);
   // dV (convolution branch): dims (b, j, c, m) over dC padded on the right.
   Value dcp = padSequence(b, loc, dconv, 0, kc - 1);
-  Value dv = generic(b, loc, type, {dcp, getConvU()},
-                     {indexingMap(4, {e0, e1 + e3, e2}, ctx),
-                      indexingMap(4, {e2, e3}, ctx),
-                      indexingMap(4, {e0, e1, e2}, ctx)},
-                     {kPar, kPar, kPar, kRed}, mul);
+  Value dv = genericLike(b, loc, getValue(), {dcp, getConvU()},
+                         {indexingMap(4, {e0, e1 + e3, e2}, ctx),
+                          indexingMap(4, {e2, e3}, ctx),
+                          indexingMap(4, {e0, e1, e2}, ctx)},
+                         {kPar, kPar, kPar, kRed}, mul);
   grads.assign({dattn, dv, du, dgamma, Value()});
   return success();
 }
@@ -507,7 +570,8 @@ LogicalResult EmbedOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
       {kPar, kPar, kRed},
       [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(t), b.getIndexAttr(d)};
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, dout, 1),
+                                     b.getIndexAttr(d)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   Value dpos = tensor::InsertSliceOp::create(
       b, loc, used, zerosOf(b, loc, posType), offsets, sizes, strides);
@@ -606,8 +670,9 @@ LogicalResult MeanPoolOp::buildAdjoint(OpBuilder &b, ValueRange resultGrads,
   Value zero = floatConstant(b, loc, elt, 0.0);
   AffineExpr bb, t, c;
   bindDims(ctx, bb, t, c);
-  Value dx = generic(
-      b, loc, xType, {resultGrads[0], getLengths()},
+  (void)xType;
+  Value dx = genericLike(
+      b, loc, getInput(), {resultGrads[0], getLengths()},
       {indexingMap(3, {bb, c}, ctx), indexingMap(3, {bb}, ctx),
        indexingMap(3, {bb, t, c}, ctx)},
       {kPar, kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {

@@ -181,13 +181,20 @@ SmallVector<Value> mlir::hkt::buildScaledQueries(OpBuilder &b, Location loc,
         ArrayRef<OpFoldResult>{b.getIndexAttr(level), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(dim)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    scaled.push_back(tensorGeneric(
-        b, loc, qType, ValueRange{q, column},
-        {indexingMap(3, {bb, t, c}, ctx), indexingMap(3, {c}, ctx),
-         indexingMap(3, {bb, t, c}, ctx)},
-        {kPar, kPar, kPar}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
-        }));
+    // Shaped like q (its sequence may be dynamic).
+    scaled.push_back(
+        linalg::GenericOp::create(
+            b, loc, qType, ValueRange{q, column},
+            ValueRange{emptyLike(b, loc, q)},
+            {indexingMap(3, {bb, t, c}, ctx), indexingMap(3, {c}, ctx),
+             indexingMap(3, {bb, t, c}, ctx)},
+            {kPar, kPar, kPar},
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::MulFOp::create(nb, nl, args[0], args[1]).getResult());
+            })
+            .getResult(0));
   }
   return scaled;
 }
@@ -198,21 +205,25 @@ FusedAttentionOp::decomposeOperation(OpBuilder &b) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType outType = getInit().getType(),
                    lseType = getLseInit().getType();
-  if (!outType.hasStaticShape() || !lseType.hasStaticShape())
+  // The sequence may be dynamic; the model width and heads may not.
+  if (outType.isDynamicDim(2) || lseType.isDynamicDim(1))
     return failure();
   Type elt = outType.getElementType();
-  int64_t batch = outType.getDimSize(0), tq = outType.getDimSize(1),
-          dim = outType.getDimSize(2), heads = lseType.getDimSize(1);
+  int64_t dim = outType.getDimSize(2), heads = lseType.getDimSize(1);
   int64_t headDim = dim / heads;
   SmallVector<Value> queries =
       buildScaledQueries(b, loc, getQueries(), getWeights(), headDim);
 
   // Destinations: acc = 0, max = lowest finite value, sum = 0.
   Value zero = floatConstant(b, loc, elt, 0.0);
-  Value acc = filledTensor(b, loc, {batch, tq, dim}, elt, zero);
-  Value max = filledTensor(b, loc, {batch, heads, tq}, elt,
-                           lowestFinite(b, loc, cast<FloatType>(elt)));
-  Value sum = filledTensor(b, loc, {batch, heads, tq}, elt, zero);
+  auto filledLike = [&](Value like, Value value) {
+    return linalg::FillOp::create(b, loc, value, emptyLike(b, loc, like))
+        .getResult(0);
+  };
+  Value acc = filledLike(getInit(), zero);
+  Value max =
+      filledLike(getLseInit(), lowestFinite(b, loc, cast<FloatType>(elt)));
+  Value sum = filledLike(getLseInit(), zero);
   auto online = OnlineAttentionOp::create(
       b, loc, TypeRange{acc.getType(), max.getType(), sum.getType()}, queries,
       getKeys(), getValue(), getLengths(), /*query_offset=*/Value(),

@@ -9,8 +9,10 @@
 #include "llvm/Support/MathExtras.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -469,6 +471,23 @@ LogicalResult AttentionOp::verify() {
     return failure();
   int64_t b = dimOf(getX(), 0), t = dimOf(getX(), 1), d = dimOf(getX(), 2);
   int64_t h = getHeads(), l = getLevels();
+  // Only the batch and the sequence may be dynamic: the heads split D, and
+  // the weights' shapes are the layer's.
+  if (ShapedType::isDynamic(d))
+    return emitOpError("the model width D of x must be static (only B and "
+                       "T may be dynamic), got ")
+           << getX().getType();
+  const StringRef weightNames[] = {
+      "wq", "wk", "wv", "wo", "theta", "down_w", "down_b", "conv_u", "gamma"};
+  const Value weights[] = {getWq(),    getWk(),    getWv(),
+                           getWo(),    getTheta(), getDownW(),
+                           getDownB(), getConvU(), getGamma()};
+  for (auto [name, v] : llvm::zip(weightNames, weights))
+    if (v && !cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return emitOpError() << "weight " << name
+                           << " must have a static shape (only B and T of "
+                              "x may be dynamic), got "
+                           << v.getType();
   if (failed(expectAtMost(op, "levels", l, kMaxLevels)) ||
       failed(expectAtMost(op, "stride", getStride(), kMaxFactor)) ||
       failed(expectAtMost(op, "kernel", getKernel(), kMaxKernel)) ||
@@ -515,19 +534,41 @@ LogicalResult AttentionOp::verify() {
 }
 
 namespace {
-/// Small builder helpers for the decomposition; every tensor is static.
+/// Small builder helpers for the decomposition. B and T may be dynamic
+/// (sizes are OpFoldResults: an attribute when static, else an index value).
 struct LayerBuilder {
   OpBuilder &b;
   Location loc;
   Type elt;
 
-  Value empty(ArrayRef<int64_t> shape) {
+  Value empty(ArrayRef<OpFoldResult> shape) {
     return tensor::EmptyOp::create(b, loc, shape, elt);
   }
 
   Value zeros(Value dest) {
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
     return linalg::FillOp::create(b, loc, zero, dest).getResult(0);
+  }
+
+  /// ceil(size / s), folded when `size` is static (SPEC's level lengths).
+  OpFoldResult ceilDiv(OpFoldResult size, int64_t s) {
+    if (std::optional<int64_t> c = getConstantIntValue(size))
+      return b.getIndexAttr((*c + s - 1) / s);
+    Value divisor = arith::ConstantIndexOp::create(b, loc, s);
+    return arith::CeilDivUIOp::create(b, loc, cast<Value>(size), divisor)
+        .getResult();
+  }
+
+  /// x * y, folded when both are static.
+  OpFoldResult mul(OpFoldResult x, OpFoldResult y) {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx * *cy);
+    return arith::MulIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
   }
 
   /// The slice `w[index]` of a stacked weight, rank-reduced by one.
@@ -554,12 +595,10 @@ struct LayerBuilder {
     // An empty destination carries no data: accumulate in a 2-D tensor of
     // its own, so the matmul's buffer is not a reshaped view (codegen keeps
     // accumulators in registers only on plain buffers).
+    SmallVector<OpFoldResult> destSizes = tensor::getMixedSizes(b, loc, dest);
     Value acc2d;
-    if (auto empty = dest.getDefiningOp<tensor::EmptyOp>()) {
-      auto type = cast<RankedTensorType>(dest.getType());
-      acc2d = tensor::EmptyOp::create(
-          b, loc, {type.getDimSize(0) * type.getDimSize(1), type.getDimSize(2)},
-          type.getElementType());
+    if (dest.getDefiningOp<tensor::EmptyOp>()) {
+      acc2d = empty({mul(destSizes[0], destSizes[1]), destSizes[2]});
     } else {
       acc2d = tensor::CollapseShapeOp::create(b, loc, dest, collapse);
     }
@@ -567,7 +606,8 @@ struct LayerBuilder {
     Value mm = linalg::MatmulOp::create(b, loc, ValueRange{a, weight},
                                         ValueRange{acc})
                    .getResult(0);
-    return tensor::ExpandShapeOp::create(b, loc, dest.getType(), mm, collapse);
+    return tensor::ExpandShapeOp::create(b, loc, dest.getType(), mm, collapse,
+                                         destSizes);
   }
 };
 } // namespace
@@ -656,13 +696,13 @@ LogicalResult TokenLengthsOp::verify() {
 
 FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
   auto xType = cast<RankedTensorType>(getX().getType());
-  if (!xType.hasStaticShape())
-    return emitOpError("decomposition needs a static shape, got ") << xType,
-           failure();
   LayerBuilder lb{b, getLoc(), xType.getElementType()};
-  int64_t batch = xType.getDimSize(0), t = xType.getDimSize(1),
-          d = xType.getDimSize(2);
-  int64_t heads = getHeads(), levels = getLevels(), stride = getStride();
+  // B and T may be dynamic (the verifier keeps D static); the level lengths
+  // T_l = ceil(T_{l-1} / s) are then computed at run time.
+  SmallVector<OpFoldResult> xSizes = tensor::getMixedSizes(b, getLoc(), getX());
+  OpFoldResult batch = xSizes[0], t = xSizes[1], d = xSizes[2];
+  OpFoldResult heads = b.getIndexAttr(getHeads());
+  int64_t levels = getLevels(), stride = getStride();
 
   // V = X Wv, level 0 only (SPEC 2).
   Value value = lb.project(getX(), getWv(), lb.empty({batch, t, d}));
@@ -670,10 +710,11 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
   // Per level: downsample (SPEC 1), project (2), score (3), upsample (4).
   SmallVector<Value> scores;
   Value xl = getX();
-  int64_t tl = t, factor = 1;
+  OpFoldResult tl = t;
+  int64_t factor = 1;
   for (int64_t l = 0; l < levels; ++l) {
     if (l > 0) {
-      tl = (tl + stride - 1) / stride;
+      tl = lb.ceilDiv(tl, stride);
       factor *= stride;
       Value init = lb.empty({batch, tl, d});
       xl = DownsampleOp::create(b, getLoc(), init.getType(), xl,
@@ -692,7 +733,7 @@ FailureOr<SmallVector<Value>> AttentionOp::decomposeOperation(OpBuilder &b) {
   }
 
   // Convex fusion (SPEC 4), masks (5), softmax and A V (6).
-  SmallVector<int64_t> scoreShape = {batch, heads, t, t};
+  SmallVector<OpFoldResult> scoreShape = {batch, heads, t, t};
   Value scoreInit = lb.empty(scoreShape);
   Type scoreType = scoreInit.getType();
   Value fused = ConvexFuseOp::create(b, getLoc(), scoreType, scores, getTheta(),

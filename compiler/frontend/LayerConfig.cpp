@@ -1,9 +1,10 @@
 //===- LayerConfig.cpp - one HKT layer from a JSON config -----------------===//
 
 #include "compiler/frontend/LayerConfig.h"
-#include "compiler/frontend/ConfigJson.h"
 #include "compiler/ModuleCompiler.h"
+#include "compiler/frontend/ConfigJson.h"
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,7 +17,8 @@
 using namespace mlir;
 using namespace mlir::hkt;
 
-llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
+llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
+                                                        int64_t maxSeqLen) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return llvm::createStringError("layer config is not valid JSON: " +
@@ -55,8 +57,18 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
           "heads, levels, stride, kernel, conv_kernel, hybrid, causal)",
           key.str().c_str());
   }
+  // A dynamic length: the bound replaces seq_len, which may be absent or
+  // null; a given one must lie within the bound.
+  const llvm::json::Value *seqLen = obj->get("seq_len");
+  bool nullSeqLen = seqLen && seqLen->kind() == llvm::json::Value::Null;
+  if (nullSeqLen && maxSeqLen <= 0)
+    return llvm::createStringError(
+        "layer config: 'seq_len' is null (a dynamic length): give its bound "
+        "with hkt-compile --max-seq-len N");
   for (IntKey &k : ints) {
     const llvm::json::Value *v = obj->get(k.name);
+    if (maxSeqLen > 0 && k.field == &config.seqLen && (!v || nullSeqLen))
+      continue;
     if (!v) {
       if (k.required)
         return llvm::createStringError(
@@ -77,6 +89,15 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text) {
         return b.takeError();
       *k.field = *b;
     }
+  }
+  if (maxSeqLen > 0) {
+    if (config.seqLen > maxSeqLen)
+      return llvm::createStringError(
+          "layer config 'seq_len' = %lld exceeds --max-seq-len %lld",
+          static_cast<long long>(config.seqLen),
+          static_cast<long long>(maxSeqLen));
+    config.seqLen = maxSeqLen;
+    config.dynamicSeqLen = true;
   }
   if (config.dim % config.heads != 0)
     return llvm::createStringError(
@@ -187,12 +208,13 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
 
   Type f32 = b.getF32Type();
   int64_t L = c.levels, D = c.dim, H = c.heads;
+  int64_t T = c.dynamicSeqLen ? ShapedType::kDynamic : c.seqLen;
   auto t = [&](ArrayRef<int64_t> shape, Type elt) {
     return RankedTensorType::get(shape, elt);
   };
   // (name, type) in SPEC's parameter-table order.
   SmallVector<std::pair<std::string, Type>> args = {
-      {"x", t({c.batch, c.seqLen, D}, f32)},
+      {"x", t({c.batch, T, D}, f32)},
       {"wq", t({L, D, D}, f32)},
       {"wk", t({L, D, D}, f32)},
       {"wv", t({D, D}, f32)},
@@ -222,11 +244,20 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
       fn.setArgAttr(i, attr::kRole,
                     b.getStringAttr(::hkt::format::role::kParameter));
   }
+  // With a dynamic T the default and the range are the bound: a key length
+  // at or above the call's T masks no key (docs/module-format.md).
   unsigned lengthsIndex = args.size() - 1;
   fn.setArgAttr(lengthsIndex, attr::kDefault, b.getI32IntegerAttr(c.seqLen));
   fn.setArgAttr(lengthsIndex, attr::kRange,
                 b.getDenseI64ArrayAttr({1, c.seqLen}));
   fn.setResultAttr(0, attr::kName, b.getStringAttr("y"));
+  if (c.dynamicSeqLen) {
+    ArrayAttr dims = b.getStrArrayAttr({"", "T", ""});
+    fn.setArgAttr(0, attr::kDims, dims);
+    fn.setArgAttr(0, attr::kBounds,
+                  b.getDenseI64ArrayAttr({c.batch, c.seqLen, D}));
+    fn.setResultAttr(0, attr::kDims, dims);
+  }
 
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -236,7 +267,7 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
         return body->getArgument(i);
     return Value();
   };
-  Value init = tensor::EmptyOp::create(b, loc, cast<RankedTensorType>(yType).getShape(), f32);
+  Value init = emptyLike(b, loc, arg("x"));
   Value y = AttentionOp::create(
       b, loc, yType, arg("x"), arg("wq"), arg("wk"), arg("wv"), arg("wo"),
       arg("theta"), arg("down_w"), arg("down_b"), arg("conv_u"), arg("gamma"),

@@ -20,6 +20,9 @@ struct LayerConfig {
   int64_t batch = 0, seqLen = 0, dim = 0, heads = 0;
   int64_t levels = 3, stride = 2, kernel = 3, convKernel = 3;
   bool hybrid = true, causal = false;
+  /// T is dynamic, any length in [1, seqLen] (hkt-compile --max-seq-len):
+  /// seqLen is then the bound.
+  bool dynamicSeqLen = false;
 };
 
 /// Limits of a layer config (docs/limits.md gives the reasons).
@@ -36,7 +39,11 @@ llvm::Error checkLayerConfigLimits(const LayerConfig &config);
 
 /// Parses a layer config; errors name the offending key. `batch`, `seq_len`,
 /// `dim` and `heads` are required; unknown keys are errors.
-llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json);
+/// `maxSeqLen` > 0 (hkt-compile --max-seq-len) makes T dynamic with that
+/// bound: `seq_len` may then be left out or null, and a given one may not
+/// exceed it. `"seq_len": null` without a bound is an error.
+llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json,
+                                             int64_t maxSeqLen = 0);
 
 /// Builds `func.func @layer` taking `x`, the layer's parameters under SPEC's
 /// names (wq, wk, wv, wo, down_w, down_b, theta, conv_u, gamma: those that

@@ -72,29 +72,59 @@ inline Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type) {
 /// The transpose of a matrix, into a new tensor.
 inline Value transposeMatrix(OpBuilder &b, Location loc, Value m) {
   auto type = cast<RankedTensorType>(m.getType());
-  Value init = tensor::EmptyOp::create(
-      b, loc, {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, m);
+  Value init = tensor::EmptyOp::create(b, loc, {sizes[1], sizes[0]},
+                                       type.getElementType());
   return linalg::TransposeOp::create(b, loc, m, init, ArrayRef<int64_t>{1, 0})
       .getResult()[0];
 }
 
+/// A tensor.empty shaped like `v` (its dynamic sizes read with tensor.dim).
+inline Value emptyLike(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, v),
+                                 type.getElementType());
+}
+
+/// A zero-filled tensor shaped like `v`.
+inline Value zerosLike(OpBuilder &b, Location loc, Value v) {
+  Value empty = emptyLike(b, loc, v);
+  Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+  return linalg::FillOp::create(b, loc, floatConstant(b, loc, elt, 0.0), empty)
+      .getResult(0);
+}
+
+/// `size + extra`, folded when `size` is static.
+inline OpFoldResult addToSize(OpBuilder &b, Location loc, OpFoldResult size,
+                              int64_t extra) {
+  if (extra == 0)
+    return size;
+  if (auto attr = dyn_cast<Attribute>(size))
+    return b.getIndexAttr(cast<IntegerAttr>(attr).getInt() + extra);
+  return arith::AddIOp::create(b, loc, cast<Value>(size),
+                               arith::ConstantIndexOp::create(b, loc, extra))
+      .getResult();
+}
+
 /// `x` (B x T x D) inside zeros of B x (before + T + after) x D: causal
 /// left padding (`before`) and the room a transposed convolution reads past
-/// the end (`after`).
+/// the end (`after`). B and T may be dynamic.
 inline Value padSequence(OpBuilder &b, Location loc, Value x, int64_t before,
                          int64_t after) {
   if (before == 0 && after == 0)
     return x;
   auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[1] += before + after;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> paddedSizes(sizes);
+  paddedSizes[1] = addToSize(b, loc, sizes[1], before + after);
+  Type elt = type.getElementType();
   Value padded =
-      zerosOf(b, loc, RankedTensorType::get(shape, type.getElementType()));
+      linalg::FillOp::create(
+          b, loc, floatConstant(b, loc, elt, 0.0),
+          tensor::EmptyOp::create(b, loc, paddedSizes, elt).getResult())
+          .getResult(0);
   SmallVector<OpFoldResult> offsets = {
       b.getIndexAttr(0), b.getIndexAttr(before), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : type.getShape())
-    sizes.push_back(b.getIndexAttr(d));
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   return tensor::InsertSliceOp::create(b, loc, x, padded, offsets, sizes,
                                        strides);
@@ -108,12 +138,57 @@ using GenericBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// one map per input and then the output's. With reduction iterators the
 /// output starts at zero and the body's value is added to it; otherwise the
 /// body's value is the result.
+/// The sizes of a result of `type` that a generic with `inputs` and `maps`
+/// (the output's last) computes: a dynamic dimension takes the size of an
+/// input dimension indexed by the same loop. Empty when one has none.
+inline SmallVector<OpFoldResult> genericResultSizes(OpBuilder &b, Location loc,
+                                                    RankedTensorType type,
+                                                    ValueRange inputs,
+                                                    ArrayRef<AffineMap> maps) {
+  SmallVector<OpFoldResult> sizes;
+  AffineMap out = maps.back();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    OpFoldResult size;
+    for (auto [input, map] : llvm::zip(inputs, maps.drop_back())) {
+      if (!isa<RankedTensorType>(input.getType()))
+        continue;
+      for (unsigned r = 0; r < map.getNumResults() && !size; ++r)
+        if (map.getResult(r) == out.getResult(d))
+          size = tensor::getMixedSize(b, loc, input, r);
+      if (size)
+        break;
+    }
+    if (!size)
+      return {};
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 inline Value tensorGeneric(OpBuilder &b, Location loc, RankedTensorType type,
                            ValueRange inputs, ArrayRef<AffineMap> maps,
                            ArrayRef<utils::IteratorType> iterators,
                            GenericBodyFn body) {
   bool reduces = llvm::is_contained(iterators, kRed);
-  Value init = reduces ? zerosOf(b, loc, type) : emptyOf(b, loc, type);
+  Value init;
+  if (type.hasStaticShape()) {
+    init = reduces ? zerosOf(b, loc, type) : emptyOf(b, loc, type);
+  } else {
+    // Dynamic sizes (a dynamic sequence length) from the inputs.
+    SmallVector<OpFoldResult> sizes =
+        genericResultSizes(b, loc, type, inputs, maps);
+    assert(!sizes.empty() && "a dynamic result size no input gives");
+    Type elt = type.getElementType();
+    init = tensor::EmptyOp::create(b, loc, sizes, elt);
+    if (reduces)
+      init =
+          linalg::FillOp::create(b, loc, floatConstant(b, loc, elt, 0.0), init)
+              .getResult(0);
+  }
   return linalg::GenericOp::create(
              b, loc, type, inputs, ValueRange{init}, maps, iterators,
              [&](OpBuilder &nb, Location l, ValueRange args) {

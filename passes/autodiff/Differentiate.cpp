@@ -15,6 +15,7 @@
 #include "dialect/HKTOps.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "passes/autodiff/Passes.h"
+#include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "dialect/HKTDialect.h"
@@ -66,13 +67,6 @@ struct KernelNamer : OpBuilder::Listener {
   StringAttr name;
 };
 
-Value zerosLike(OpBuilder &b, Location loc, Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  Type elt = tensor.getElementType();
-  return filledTensor(b, loc, tensor.getShape(), elt,
-                      floatConstant(b, loc, elt, 0.0));
-}
-
 /// Decomposes, until none is left, every op of `block` that has no adjoint
 /// of its own but an AggregatedOpInterface decomposition.
 LogicalResult decomposeAggregates(Block &block) {
@@ -109,9 +103,39 @@ struct GradSignature {
   GradSignature(func::FuncOp fn, bool returnValues) {
     FunctionType type = fn.getFunctionType();
     OpBuilder b(fn.getContext());
-    auto named = [&](const std::string &name) {
-      return b.getDictionaryAttr(
-          b.getNamedAttr(kNameAttr, b.getStringAttr(name)));
+    namespace attr = ::hkt::format::attr;
+    // The bound of each dynamic symbol, from the arguments' hkt.bounds.
+    llvm::StringMap<int64_t> bounds;
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      auto dims = fn.getArgAttrOfType<ArrayAttr>(i, attr::kDims);
+      auto bnd = fn.getArgAttrOfType<DenseI64ArrayAttr>(i, attr::kBounds);
+      if (!dims || !bnd)
+        continue;
+      for (auto [d, sym] : llvm::enumerate(dims))
+        if (auto str = dyn_cast<StringAttr>(sym); str && !str.empty())
+          bounds[str.getValue()] = bnd[d];
+    }
+    // A gradient's attributes: its name and, of a dynamic shape, the
+    // symbols (hkt.dims) of the value it is the gradient of, with their
+    // bounds when it is an argument.
+    auto named = [&](const std::string &name, ArrayAttr dims = {}, Type t = {},
+                     bool argument = false) {
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr(kNameAttr, b.getStringAttr(name))};
+      if (dims) {
+        attrs.push_back(b.getNamedAttr(attr::kDims, dims));
+        if (argument) {
+          SmallVector<int64_t> bnd;
+          for (auto [d, sym] : llvm::enumerate(dims)) {
+            auto str = cast<StringAttr>(sym);
+            bnd.push_back(str.empty() ? cast<RankedTensorType>(t).getDimSize(d)
+                                      : bounds.lookup(str.getValue()));
+          }
+          attrs.push_back(
+              b.getNamedAttr(attr::kBounds, b.getDenseI64ArrayAttr(bnd)));
+        }
+      }
+      return b.getDictionaryAttr(attrs);
     };
     inputs.assign(type.getInputs().begin(), type.getInputs().end());
     for (unsigned i = 0; i < type.getNumInputs(); ++i)
@@ -122,7 +146,9 @@ struct GradSignature {
       seeded.push_back(i);
       inputs.push_back(t);
       inputAttrs.push_back(
-          named("d" + nameOf(fn.getResultAttrDict(i), "result", i)));
+          named("d" + nameOf(fn.getResultAttrDict(i), "result", i),
+                fn.getResultAttrOfType<ArrayAttr>(i, attr::kDims), t,
+                /*argument=*/true));
     }
     if (returnValues)
       for (unsigned i = 0; i < type.getNumResults(); ++i) {
@@ -135,7 +161,8 @@ struct GradSignature {
       wrt.push_back(i);
       results.push_back(t);
       resultAttrs.push_back(
-          named("d" + nameOf(fn.getArgAttrDict(i), "arg", i)));
+          named("d" + nameOf(fn.getArgAttrDict(i), "arg", i),
+                fn.getArgAttrOfType<ArrayAttr>(i, attr::kDims)));
     }
   }
 };
@@ -156,9 +183,7 @@ struct GradientMap {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (inserted)
       return;
-    Value sum = tensor::EmptyOp::create(
-        b, loc, cast<RankedTensorType>(v.getType()).getShape(),
-        cast<RankedTensorType>(v.getType()).getElementType());
+    Value sum = emptyLike(b, loc, v);
     it->second =
         linalg::AddOp::create(b, loc, v.getType(), ValueRange{it->second, g},
                               ValueRange{sum})
@@ -185,7 +210,7 @@ struct GradientMap {
     for (Value r : op->getResults()) {
       Value g = grads.lookup(r);
       if (!g && isFloatTensor(r.getType()))
-        g = zerosLike(b, op->getLoc(), r.getType());
+        g = zerosLike(b, op->getLoc(), r);
       resultGrads.push_back(g);
     }
     SmallVector<Value> operandGrads;
@@ -219,12 +244,26 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError("hkt-differentiate: the function must be one block");
   FunctionType type = fn.getFunctionType();
-  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
-    if (!isa<RankedTensorType>(t) ||
-        !cast<RankedTensorType>(t).hasStaticShape())
+  // Dynamic shapes need their symbols (hkt.dims): the gradients take them.
+  namespace attr = ::hkt::format::attr;
+  auto checkShaped = [&](Type t, DictionaryAttr attrs) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor)
       return fn.emitError("hkt-differentiate: arguments and results must be "
-                          "ranked tensors of static shape, got ")
+                          "ranked tensors, got ")
              << t;
+    if (!tensor.hasStaticShape() && (!attrs || !attrs.get(attr::kDims)))
+      return fn.emitError("hkt-differentiate: an argument or result of "
+                          "dynamic shape needs '")
+             << attr::kDims << "' (its gradient takes its symbols), got " << t;
+    return success();
+  };
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    if (failed(checkShaped(type.getInput(i), fn.getArgAttrDict(i))))
+      return failure();
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (failed(checkShaped(type.getResult(i), fn.getResultAttrDict(i))))
+      return failure();
 
   GradSignature sig(fn, returnValues);
   OpBuilder b(fn.getContext());
@@ -279,8 +318,7 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
     returned.append(outputs.begin(), outputs.end());
   for (unsigned i : sig.wrt) {
     Value g = grads.grads.lookup(entry->getArgument(i));
-    returned.push_back(g ? g
-                         : zerosLike(b, loc, entry->getArgument(i).getType()));
+    returned.push_back(g ? g : zerosLike(b, loc, entry->getArgument(i)));
   }
   func::ReturnOp::create(b, loc, returned);
   // The forward values no gradient needs (the result itself, often).

@@ -45,13 +45,14 @@ struct MatmulAdjoint
     // dA = dC W^T and dW = A^T dC as plain matmuls on transposed copies
     // (O(size) each): the CPU codegen tiles and vectorises linalg.matmul,
     // not a contraction written as linalg.generic.
-    auto matmul = [&](Value x, Value y, RankedTensorType type) -> Value {
+    // (Shaped like the operands: the rows may be dynamic.)
+    auto matmul = [&](Value x, Value y, Value like) -> Value {
       return linalg::MatmulOp::create(b, loc, ValueRange{x, y},
-                                      ValueRange{zerosOf(b, loc, type)})
+                                      ValueRange{zerosLike(b, loc, like)})
           .getResult(0);
     };
-    Value da = matmul(dc, transposeMatrix(b, loc, w), typeOf(a));
-    Value dw = matmul(transposeMatrix(b, loc, a), dc, typeOf(w));
+    Value da = matmul(dc, transposeMatrix(b, loc, w), a);
+    Value dw = matmul(transposeMatrix(b, loc, a), dc, w);
     grads.assign({da, dw, dc});
     return success();
   }
@@ -130,9 +131,9 @@ struct TransposeAdjoint
     for (auto [i, p] : llvm::enumerate(perm))
       inverse[p] = i;
     Location loc = op->getLoc();
-    RankedTensorType inType = typeOf(transpose.getInput());
-    Value din = linalg::TransposeOp::create(b, loc, resultGrads[0],
-                                            emptyOf(b, loc, inType), inverse)
+    Value din = linalg::TransposeOp::create(
+                    b, loc, resultGrads[0],
+                    emptyLike(b, loc, transpose.getInput()), inverse)
                     .getResult()[0];
     grads.assign({din, Value()});
     return success();
@@ -177,7 +178,7 @@ struct ExtractSliceAdjoint
     auto slice = cast<tensor::ExtractSliceOp>(op);
     Location loc = op->getLoc();
     Value dsrc = tensor::InsertSliceOp::create(
-        b, loc, resultGrads[0], zerosOf(b, loc, slice.getSourceType()),
+        b, loc, resultGrads[0], zerosLike(b, loc, slice.getSource()),
         slice.getMixedOffsets(), slice.getMixedSizes(),
         slice.getMixedStrides());
     grads.assign(op->getNumOperands(), Value());
@@ -200,7 +201,7 @@ struct InsertSliceAdjoint
         b, loc, insert.getSourceType(), dout, insert.getMixedOffsets(),
         insert.getMixedSizes(), insert.getMixedStrides());
     Value ddest = tensor::InsertSliceOp::create(
-        b, loc, zerosOf(b, loc, insert.getSourceType()), dout,
+        b, loc, zerosLike(b, loc, insert.getSource()), dout,
         insert.getMixedOffsets(), insert.getMixedSizes(),
         insert.getMixedStrides());
     grads.assign(op->getNumOperands(), Value());
@@ -234,11 +235,11 @@ struct CollapseShapeAdjoint
                              ValueRange resultGrads,
                              SmallVectorImpl<Value> &grads) const {
     auto collapse = cast<tensor::CollapseShapeOp>(op);
-    if (!collapse.getSrcType().hasStaticShape())
-      return op->emitOpError("adjoint: needs a static source shape");
+    // The source's sizes (dynamic ones read with tensor.dim).
     Value dsrc = tensor::ExpandShapeOp::create(
         b, op->getLoc(), collapse.getSrcType(), resultGrads[0],
-        collapse.getReassociationIndices());
+        collapse.getReassociationIndices(),
+        tensor::getMixedSizes(b, op->getLoc(), collapse.getSrc()));
     grads.assign({dsrc});
     return success();
   }

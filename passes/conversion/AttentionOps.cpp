@@ -53,7 +53,7 @@ struct LowerAttend : OpRewritePattern<AttendOp> {
     int64_t heads = tensorType(op.getProbs()).getDimSize(1);
     Value v = splitHeads(rw, loc, op.getValue(), heads);
     Value acc = splitHeads(rw, loc, op.getInit(), heads);
-    acc = zerosOf(rw, loc, tensorType(acc));
+    acc = zerosLike(rw, loc, acc);
     AffineExpr b, h, i, j, e;
     bindDims(ctx, b, h, i, j, e);
     auto attend = linalg::GenericOp::create(
@@ -91,7 +91,7 @@ struct LowerHybrid : OpRewritePattern<HybridOp> {
     Value conv =
         linalg::GenericOp::create(
             rw, loc, type, ValueRange{vp, tapsMajor(rw, loc, op.getConvU())},
-            ValueRange{zerosOf(rw, loc, type)},
+            ValueRange{zerosLike(rw, loc, op.getInit())},
             {indexingMap(4, {b, i + (kc - 1) - m, c}, ctx),
              indexingMap(4, {m, c}, ctx), indexingMap(4, {b, i, c}, ctx)},
             {kPar, kPar, kRed, kPar},

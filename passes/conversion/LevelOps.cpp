@@ -95,7 +95,7 @@ struct LowerLevelScores : OpRewritePattern<LevelScoresOp> {
     bindDims(ctx, b, h, i, j, e);
     auto scores = linalg::GenericOp::create(
         rw, loc, outType, ValueRange{q, k},
-        ValueRange{zerosOf(rw, loc, outType)},
+        ValueRange{zerosLike(rw, loc, op.getInit())},
         {indexingMap(5, {b, i, h, e}, ctx), indexingMap(5, {b, j, h, e}, ctx),
          indexingMap(5, {b, h, i, j}, ctx)},
         {kPar, kPar, kPar, kPar, kRed},

@@ -30,7 +30,12 @@ inline Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto shape = type.getShape();
   auto split = RankedTensorType::get(
       {shape[0], shape[1], heads, shape[2] / heads}, type.getElementType());
-  return tensor::ExpandShapeOp::create(b, loc, split, x, {{0}, {1}, {2, 3}});
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> outputShape = {sizes[0], sizes[1],
+                                           b.getIndexAttr(heads),
+                                           b.getIndexAttr(shape[2] / heads)};
+  return tensor::ExpandShapeOp::create(b, loc, split, x, {{0}, {1}, {2, 3}},
+                                       outputShape);
 }
 
 inline Value mergeHeads(OpBuilder &b, Location loc, Value x) {

@@ -83,13 +83,14 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
     auto probsType = cast<RankedTensorType>(attend.getProbs().getType());
     auto outType = attend.getType();
     Type elt = outType.getElementType();
-    int64_t batch = probsType.getDimSize(0), heads = probsType.getDimSize(1),
-            tq = probsType.getDimSize(2);
-    // The online form and its lowering are static today (dynamic sequence
-    // lengths are a later addition); such chains stay on the reference path.
-    if (!probsType.hasStaticShape() || !outType.hasStaticShape() ||
-        !cast<RankedTensorType>(attend.getValue().getType()).hasStaticShape())
-      return rw.notifyMatchFailure(attend, "needs static shapes");
+    // The online form tiles the sequences: they may be dynamic, the batch,
+    // the heads and the model width may not (the reference path takes
+    // those).
+    auto valueType = cast<RankedTensorType>(attend.getValue().getType());
+    if (probsType.isDynamicDim(0) || probsType.isDynamicDim(1) ||
+        outType.isDynamicDim(2) || valueType.isDynamicDim(2))
+      return rw.notifyMatchFailure(attend,
+                                   "needs a static batch, heads and width");
 
     // lambda = softmax(theta) over levels.
     auto thetaType = cast<RankedTensorType>(chain->theta.getType());
@@ -98,7 +99,10 @@ struct FuseAttentionChain : OpRewritePattern<AttendOp> {
             rw, loc, thetaType, chain->theta,
             tensor::EmptyOp::create(rw, loc, thetaType.getShape(), elt), 1)
             .getResult()[0];
-    Value lseInit = tensor::EmptyOp::create(rw, loc, {batch, heads, tq}, elt);
+    SmallVector<OpFoldResult> probSizes =
+        tensor::getMixedSizes(rw, loc, attend.getProbs());
+    Value lseInit = tensor::EmptyOp::create(
+        rw, loc, ArrayRef<OpFoldResult>(probSizes).take_front(3), elt);
     auto fused = FusedAttentionOp::create(
         rw, loc, TypeRange{outType, lseInit.getType()}, chain->queries,
         chain->keys, attend.getValue(), lambda, chain->lengths,

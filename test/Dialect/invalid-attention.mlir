@@ -222,3 +222,21 @@ func.func @conv_kernel_cap(%x: tensor<2x8x4xf32>, %wq: tensor<3x4x4xf32>, %wk: t
   %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x8x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x8x4xf32>) {heads = 2 : i64, levels = 3 : i64, conv_kernel = 1025 : i64, hybrid = true} -> tensor<2x8x4xf32>
   return %y : tensor<2x8x4xf32>
 }
+
+// -----
+
+// B and T may be dynamic (ops.mlir); the model width may not: the heads
+// split it.
+func.func @dynamic_width(%x: tensor<2x?x?xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<4x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
+  // expected-error @+1 {{the model width D of x must be static (only B and T may be dynamic), got 'tensor<2x?x?xf32>'}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x?x?xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<4x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x?x?xf32>) {heads = 2 : i64, levels = 3 : i64, hybrid = true} -> tensor<2x?x?xf32>
+  return %y : tensor<2x?x?xf32>
+}
+
+// -----
+
+func.func @dynamic_weight(%x: tensor<2x?x4xf32>, %wq: tensor<3x4x4xf32>, %wk: tensor<3x4x4xf32>, %wv: tensor<4x4xf32>, %wo: tensor<4x4xf32>, %theta: tensor<2x3xf32>, %dw: tensor<2x4x3xf32>, %db: tensor<2x4xf32>, %u: tensor<?x3xf32>, %g: tensor<2xf32>, %len: tensor<2xi32>, %init: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
+  // expected-error @+1 {{weight conv_u must have a static shape (only B and T of x may be dynamic), got 'tensor<?x3xf32>'}}
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<2x?x4xf32>, tensor<3x4x4xf32>, tensor<3x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x3xf32>) downsample(%dw, %db : tensor<2x4x3xf32>, tensor<2x4xf32>) conv(%u, %g : tensor<?x3xf32>, tensor<2xf32>) lengths(%len : tensor<2xi32>) outs(%init : tensor<2x?x4xf32>) {heads = 2 : i64, levels = 3 : i64, hybrid = true} -> tensor<2x?x4xf32>
+  return %y : tensor<2x?x4xf32>
+}

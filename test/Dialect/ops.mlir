@@ -100,6 +100,20 @@ func.func @attention_full(%x: tensor<2x64x32xf32>, %wq: tensor<3x32x32xf32>, %wk
 
 // -----
 
+// B and T dynamic (a module for every length up to its bounds): the sizes
+// come from x at run time.
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x32xf32> {hkt.bounds = array<i64: 4, 512, 32>, hkt.dims = ["B", "T", ""]}
+// CHECK: hkt.attention ins(%[[X]], {{.*}} : tensor<?x?x32xf32>, {{.*}} -> tensor<?x?x32xf32>
+func.func @attention_dynamic(%x: tensor<?x?x32xf32> {hkt.bounds = array<i64: 4, 512, 32>, hkt.dims = ["B", "T", ""]}, %wq: tensor<1x32x32xf32>, %wk: tensor<1x32x32xf32>, %wv: tensor<32x32xf32>, %wo: tensor<32x32xf32>, %theta: tensor<4x1xf32>, %len: tensor<?xi32> {hkt.bounds = array<i64: 4>, hkt.dims = ["B"]}, %init: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
+  %y = hkt.attention ins(%x, %wq, %wk, %wv, %wo, %theta : tensor<?x?x32xf32>, tensor<1x32x32xf32>, tensor<1x32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<4x1xf32>)
+         lengths(%len : tensor<?xi32>)
+         outs(%init : tensor<?x?x32xf32>) {heads = 4 : i64, levels = 1 : i64} -> tensor<?x?x32xf32>
+  return %y : tensor<?x?x32xf32>
+}
+
+// -----
+
 // Standard multi-head attention: one level, no hybrid branch, default attributes elided.
 // CHECK-LABEL: func.func @attention_mha
 // CHECK: hkt.attention ins(%{{.+}} : tensor<1x5x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x1xf32>) outs(%{{.+}} : tensor<1x5x4xf32>) {heads = 2 : i64, levels = 1 : i64} -> tensor<1x5x4xf32>

@@ -79,7 +79,17 @@ def parse_args(argv):
                          "same config, target and precision) instead of "
                          "compiling: scripts/gpu-check.sh compiles here, runs "
                          "on a GPU machine that has no compiler")
+    ap.add_argument("--max-seq-len", type=int, metavar="N",
+                    help="one module with a dynamic T <= N (hkt-compile "
+                         "--max-seq-len), run at every length of --seq-lens: "
+                         "each against the reference and a static module")
+    ap.add_argument("--seq-lens", metavar="T,T,...")
     args = ap.parse_args(argv)
+    if (args.max_seq_len is None) != (args.seq_lens is None):
+        ap.error("--max-seq-len and --seq-lens go together")
+    if args.max_seq_len is not None and (args.precompiled or args.transform):
+        ap.error("--max-seq-len compiles its modules: no --precompiled or "
+                 "--transform")
     if not (args.hkt_compile or args.precompiled):
         ap.error("--hkt-compile (or --precompiled) is required")
     if args.precompiled and (args.hkt_compile or args.transform or
@@ -89,18 +99,186 @@ def parse_args(argv):
     return args
 
 
+def gradient_errors(args, ref, aux, got_all, dens=None):
+    """Each gradient's error against the float64 reference `ref`, relative
+    to its own norm or to the scale of the sums it is made of (`dens`, if
+    given, receives those denominators)."""
+    # Relative to the gradient's own norm, floored at a share of the
+    # largest gradient's: a gradient that is exactly zero in float64 is
+    # round-off here. In float32 that is far below 1e-3 of the largest.
+    # The gradients that flow from dS = P (dP - delta) (wq, wk, theta,
+    # down_w, down_b) are exactly zero when every row has one valid key,
+    # and in bf16 dP comes from bf16 dO and V while delta = rowsum(dO * O)
+    # is float32, so the cancellation leaves one bf16 rounding (2^-8) of
+    # its terms (seed 2589869690, length 1: dwq 1.5e-3 of the largest
+    # gradient); their floor is 2^-8 / tol, which allows an error of one
+    # bf16 ulp of the largest gradient.
+    largest = max(np.linalg.norm(w) for w in ref.values())
+    from_ds = ("wq", "wk", "theta", "down_w", "down_b")
+    def floor(name):
+        if args.precision == "bf16" and name in from_ds:
+            return 2.0 ** -8 / args.tol * largest
+        return 1e-3 * largest
+    errors = {}
+    for name, want in ref.items():
+        got = got_all[name]
+        if got.shape != want.shape:
+            raise CheckError("d%s has shape %s, expected %s"
+                             % (name, got.shape, want.shape))
+        den = max(np.linalg.norm(want), floor(name))
+        if name == "theta":
+            # dtheta = lambda (dlambda - sum lambda dlambda) with
+            # dlambda[l] = sum G^(l) S^(l): sums over ~T^2 / 4^l terms
+            # that cancel (under sharp attention |S| ~ 100 and the sum
+            # is ~1/100 of sum |G S|), so float32 round-off is relative
+            # to the sums of |G S|, not to dtheta itself.
+            den = max(den, np.linalg.norm(aux["theta_scale"]))
+        if name == "down_b":
+            # ddown_b sums the coarse gradients over every position, and
+            # those cancel: the key gradients of one query row sum to
+            # zero (sum_t dS[i, t] = 0), so under sharp attention the sum
+            # is ~1/100 of the sum of |terms| (seed 4138652749: 18 vs
+            # 1658, float32 error 2e-4 of the sum in both pipelines).
+            # Round-off (float32's, and bf16's, whose same-signed
+            # rounding errors add up) is relative to the sums of |terms|.
+            den = max(den, np.linalg.norm(aux["down_b_scale"]))
+        if name == "gamma":
+            # dgamma = beta (1 - beta) sum dO (attn - C) over every
+            # position: dO has either sign and the sum cancels, and the
+            # round-off of its terms (bf16 attention outputs) adds in
+            # quadrature, so it is relative to sqrt(sum terms^2)
+            # (seed 3408736955, bf16: the sum is 6% of that; the error
+            # is 2.8e-2 of the sum, 1.7e-3 of sqrt(sum terms^2)).
+            den = max(den, np.linalg.norm(aux["gamma_scale"]))
+        if dens is not None:
+            dens[name] = den
+        errors[name] = float(np.linalg.norm(got.astype(np.float64) - want)
+                             / den) if den > 0 else float(np.linalg.norm(got))
+    return errors
+
+
+def compile_grad(args, pipeline, layer_json, moddir, extra=()):
+    flags = list(extra)
+    if pipeline == "fused":
+        if args.tile_q:
+            flags += ["--tile-q", str(args.tile_q)]
+        if args.tile_k:
+            flags += ["--tile-k", str(args.tile_k)]
+    if args.cpu:
+        flags += ["--cpu", args.cpu]
+    if args.target != "cpu":
+        flags += ["--target", args.target]
+    if args.precision != "f32":
+        flags += ["--precision", args.precision]
+    run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
+              "--pipeline", pipeline, "-o", moddir] + flags, args.timeout)
+
+
+def check_dynamic(args, user_cfg, cfg, rng, head):
+    """One gradient module with a dynamic T <= --max-seq-len, run at every
+    length of --seq-lens on fresh inputs: each gradient against the float64
+    reference (--tol) and against a module compiled for that static length
+    (the same numbers: bitwise, or within 1e-6 on the reference's scale,
+    gradients that are round-off in float64 terms aside). A failure prints
+    d<name>=<error vs reference>/<error vs static>."""
+    N = args.max_seq_len
+    try:
+        lens = [int(v) for v in args.seq_lens.split(",")]
+    except ValueError:
+        raise CheckError("--seq-lens: expected a comma list of integers")
+    if any(t < 1 or t > N for t in lens):
+        raise CheckError("--seq-lens: lengths must lie in [1, %d]: %s" % (N, lens))
+    B, D = user_cfg["batch"], user_cfg["dim"]
+    wd = args.workdir
+    os.makedirs(wd, exist_ok=True)
+    params = R.random_params(rng, cfg, D, dtype=np.float32)
+    st_path = os.path.join(wd, "params.safetensors")
+    write_safetensors(st_path, params)
+    dyn_json = os.path.join(wd, "layer-dynamic.json")
+    with open(dyn_json, "w") as f:
+        json.dump(dict(user_cfg, seq_len=None), f)
+    failed = False
+    for pipeline in args.pipeline.split(","):
+        dyn_mod = os.path.join(wd, "mod-dynamic-" + pipeline)
+        compile_grad(args, pipeline, dyn_json, dyn_mod,
+                     ["--max-seq-len", str(N)])
+        for T in lens:
+            x = rng.standard_normal((B, T, D)).astype(np.float32)
+            lengths = rng.integers(1, T + 1, size=B).astype(np.int32)
+            dy = rng.standard_normal((B, T, D)).astype(np.float32)
+            ref, aux = G.backward_from_cache(
+                G.forward_cache(x, params, cfg, lengths), dy)
+            tag = "%s-%d" % (pipeline, T)
+            inputs = []
+            for name, a in (("x", x), ("dy", dy), ("lengths", lengths)):
+                path = os.path.join(wd, "%s-%s.npy" % (name, tag))
+                np.save(path, a)
+                inputs += ["--input", "%s=%s" % (name, path)]
+            static_json = os.path.join(wd, "layer-%d.json" % T)
+            with open(static_json, "w") as f:
+                json.dump(dict(user_cfg, seq_len=T), f)
+            static_mod = os.path.join(wd, "mod-%s" % tag)
+            compile_grad(args, pipeline, static_json, static_mod)
+            got = {}
+            for kind, mod in (("dynamic", dyn_mod), ("static", static_mod)):
+                path = os.path.join(wd, "grads-%s-%s.safetensors" % (kind, tag))
+                run_tool([args.hkt_run, mod, "--quiet", "--params", st_path,
+                          "--grads", path] + inputs, args.timeout)
+                got[kind] = read_safetensors(path)
+            dens = {}
+            errors = gradient_errors(args, ref, aux, got["dynamic"], dens)
+            # Against the static module, on the reference's scale.
+            vs_static = gradient_errors(
+                args, {n: got["static"][n].astype(np.float64) for n in ref},
+                aux, got["dynamic"])
+            # Within 1e-6 of the static module's gradients, each on the
+            # scale of its reference error. Not for a gradient that is
+            # round-off in float64 terms (its value under 1% of that scale:
+            # at T = 1 the gradients through dS are exactly zero, and what
+            # both modules return is round-off, of tiles of 4 keys
+            # statically and 64 dynamically): the reference bound is all
+            # there is to assert of those.
+            conditioned = [n for n in ref
+                           if np.linalg.norm(ref[n]) >= 0.01 * dens[n]]
+            bitwise = all(np.array_equal(got["dynamic"][n], got["static"][n])
+                          for n in ref)
+            worst = max(errors, key=lambda n: errors[n])
+            worst_static = max([vs_static[n] for n in conditioned] + [0.0])
+            nonfinite = sorted(n for n, g in got["dynamic"].items()
+                               if not np.isfinite(g).all())
+            ok = (not nonfinite and all(e <= args.tol for e in errors.values())
+                  and worst_static <= 1e-6)
+            line = "%s pipeline=%s max_seq_len=%d T=%d worst=d%s rel_err=%.3g vs_static=%s" % (
+                head, pipeline, N, T, worst, errors[worst],
+                "bitwise" if bitwise else "%.3g" % worst_static)
+            if len(conditioned) < len(ref):
+                line += " (round-off only: %s)" % " ".join(
+                    "d" + n for n in sorted(set(ref) - set(conditioned)))
+            if ok:
+                print(line + " OK")
+            else:
+                failed = True
+                print(line + " FAIL (tol %g; static within 1e-6): %s%s" % (
+                    args.tol, " ".join("d%s=%.3g/%.3g" % (n, errors[n], vs_static[n])
+                                       for n in sorted(errors)),
+                    "".join(" non-finite d%s" % n for n in nonfinite)))
+    return 1 if failed else 0
+
+
 def main(argv):
     args = parse_args(argv)
-    user_cfg = load_config(args.config)
+    user_cfg = load_config(args.config, dynamic=args.max_seq_len is not None)
     cfg = R.full_cfg({k: v for k, v in user_cfg.items()
                       if k not in ("batch", "seq_len", "dim")})
-    B, T, D = user_cfg["batch"], user_cfg["seq_len"], user_cfg["dim"]
+    B, T, D = user_cfg["batch"], user_cfg.get("seq_len"), user_cfg["dim"]
     cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
     seed = args.seed if args.seed is not None else pick_seed("check_gradients.py")
     rng = np.random.default_rng(seed)
     head = "config=%s seed=%d" % (cfg_str, seed)
     if args.cpu:
         head += " cpu=%s" % args.cpu
+    if args.max_seq_len is not None:
+        return check_dynamic(args, user_cfg, cfg, rng, head)
 
     x = rng.standard_normal((B, T, D)).astype(np.float32)
     params = R.random_params(rng, cfg, D, dtype=np.float32)
@@ -177,55 +355,7 @@ def main(argv):
         if sorted(got_all) != sorted(ref):
             raise CheckError("%s holds %s, expected %s"
                              % (grads_path, sorted(got_all), sorted(ref)))
-        # Relative to the gradient's own norm, floored at a share of the
-        # largest gradient's: a gradient that is exactly zero in float64 is
-        # round-off here. In float32 that is far below 1e-3 of the largest.
-        # The gradients that flow from dS = P (dP - delta) (wq, wk, theta,
-        # down_w, down_b) are exactly zero when every row has one valid key,
-        # and in bf16 dP comes from bf16 dO and V while delta = rowsum(dO * O)
-        # is float32, so the cancellation leaves one bf16 rounding (2^-8) of
-        # its terms (seed 2589869690, length 1: dwq 1.5e-3 of the largest
-        # gradient); their floor is 2^-8 / tol, which allows an error of one
-        # bf16 ulp of the largest gradient.
-        largest = max(np.linalg.norm(w) for w in ref.values())
-        from_ds = ("wq", "wk", "theta", "down_w", "down_b")
-        def floor(name):
-            if args.precision == "bf16" and name in from_ds:
-                return 2.0 ** -8 / args.tol * largest
-            return 1e-3 * largest
-        errors = {}
-        for name, want in ref.items():
-            got = got_all[name]
-            if got.shape != want.shape:
-                raise CheckError("d%s has shape %s, expected %s"
-                                 % (name, got.shape, want.shape))
-            den = max(np.linalg.norm(want), floor(name))
-            if name == "theta":
-                # dtheta = lambda (dlambda - sum lambda dlambda) with
-                # dlambda[l] = sum G^(l) S^(l): sums over ~T^2 / 4^l terms
-                # that cancel (under sharp attention |S| ~ 100 and the sum
-                # is ~1/100 of sum |G S|), so float32 round-off is relative
-                # to the sums of |G S|, not to dtheta itself.
-                den = max(den, np.linalg.norm(aux["theta_scale"]))
-            if name == "down_b":
-                # ddown_b sums the coarse gradients over every position, and
-                # those cancel: the key gradients of one query row sum to
-                # zero (sum_t dS[i, t] = 0), so under sharp attention the sum
-                # is ~1/100 of the sum of |terms| (seed 4138652749: 18 vs
-                # 1658, float32 error 2e-4 of the sum in both pipelines).
-                # Round-off (float32's, and bf16's, whose same-signed
-                # rounding errors add up) is relative to the sums of |terms|.
-                den = max(den, np.linalg.norm(aux["down_b_scale"]))
-            if name == "gamma":
-                # dgamma = beta (1 - beta) sum dO (attn - C) over every
-                # position: dO has either sign and the sum cancels, and the
-                # round-off of its terms (bf16 attention outputs) adds in
-                # quadrature, so it is relative to sqrt(sum terms^2)
-                # (seed 3408736955, bf16: the sum is 6% of that; the error
-                # is 2.8e-2 of the sum, 1.7e-3 of sqrt(sum terms^2)).
-                den = max(den, np.linalg.norm(aux["gamma_scale"]))
-            errors[name] = float(np.linalg.norm(got.astype(np.float64) - want)
-                                 / den) if den > 0 else float(np.linalg.norm(got))
+        errors = gradient_errors(args, ref, aux, got_all)
         worst = max(errors, key=lambda n: errors[n] if np.isfinite(errors[n])
                     else np.inf)
         # Non-finite values are named on their own: a NaN's error is NaN,

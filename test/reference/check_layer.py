@@ -48,7 +48,7 @@ class CheckError(Exception):
 # config
 # --------------------------------------------------------------------------
 
-def load_config(text):
+def load_config(text, dynamic=False):
     """A JSON object given inline or as a file name."""
     src = text
     if not text.lstrip().startswith("{"):
@@ -63,7 +63,7 @@ def load_config(text):
     if not isinstance(cfg, dict):
         raise CheckError("--config: expected a JSON object")
     for k in REQUIRED_KEYS:
-        if k not in cfg:
+        if k not in cfg and not (dynamic and k == "seq_len"):
             raise CheckError("--config: missing required key %r" % k)
     unknown = sorted(set(cfg) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     if unknown:
@@ -228,6 +228,13 @@ def parse_args(argv):
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds allowed to one hkt-compile or hkt-run "
                          "(default: no limit; a test asserts no run time)")
+    ap.add_argument("--max-seq-len", type=int, metavar="N",
+                    help="compile one module with a dynamic T <= N "
+                         "(hkt-compile --max-seq-len) and run it at every "
+                         "length of --seq-lens, each against the reference "
+                         "and against a static module of that length")
+    ap.add_argument("--seq-lens", metavar="T,T,...",
+                    help="with --max-seq-len: the lengths to run")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--precompiled", metavar="MODDIR",
                     help="run this module (compiled from the same config, "
@@ -242,6 +249,11 @@ def parse_args(argv):
     if args.precompiled and (args.pipeline != "fused" or args.hkt_compile):
         ap.error("--precompiled runs one module: --pipeline fused, no "
                  "--hkt-compile")
+    if (args.max_seq_len is None) != (args.seq_lens is None):
+        ap.error("--max-seq-len and --seq-lens go together")
+    if args.max_seq_len is not None and (args.precompiled or args.dry_run):
+        ap.error("--max-seq-len compiles its modules: no --precompiled or "
+                 "--dry-run")
     if args.target != "cpu" and args.pipeline != "fused":
         ap.error("--target %s has the fused pipeline only: pass --pipeline fused"
                  % args.target)
@@ -284,10 +296,10 @@ def sharpen_params(x, params, cfg, rms):
 
 def main(argv):
     args = parse_args(argv)
-    user_cfg = load_config(args.config)
+    user_cfg = load_config(args.config, dynamic=args.max_seq_len is not None)
     cfg = R.full_cfg({k: v for k, v in user_cfg.items()
                       if k not in ("batch", "seq_len", "dim")})
-    B, T, D = user_cfg["batch"], user_cfg["seq_len"], user_cfg["dim"]
+    B, T, D = user_cfg["batch"], user_cfg.get("seq_len"), user_cfg["dim"]
     H, L = cfg["heads"], cfg["levels"]
     cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
 
@@ -315,6 +327,9 @@ def main(argv):
         seed = pick_seed("check_layer.py")
     rng = np.random.default_rng(seed)
     head = "config=%s seed=%d" % (cfg_str, seed)
+
+    if args.max_seq_len is not None:
+        return check_dynamic(args, user_cfg, cfg, seed, rng, head)
 
     # Fresh inputs, float32; the reference sees the same float32 values.
     x = rng.standard_normal((B, T, D)).astype(np.float32)
@@ -487,6 +502,110 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     print("  reproduce with --seed %d" % seed)
     return 1
 
+
+def compile_cmd(args, pipeline, layer_json, moddir):
+    cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir,
+           "--pipeline", pipeline]
+    if args.cpu:
+        cmd += ["--cpu", args.cpu]
+    if args.target != "cpu":
+        cmd += ["--target", args.target]
+    if args.precision != "f32":
+        cmd += ["--precision", args.precision]
+    if args.tiles and pipeline == "fused":
+        tile_q, tile_k = args.tiles.split(",")
+        cmd += ["--tile-q", tile_q, "--tile-k", tile_k]
+    return cmd
+
+
+def run_layer(args, moddir, wd, tag, x, lengths, params):
+    """Runs the module on x (B x T x D) and lengths; returns y (float32)."""
+    x_path = os.path.join(wd, "x-%s.npy" % tag)
+    len_path = os.path.join(wd, "lengths-%s.npy" % tag)
+    y_path = os.path.join(wd, "y-%s.npy" % tag)
+    st_path = os.path.join(wd, "params.safetensors")
+    arg_names, _ = manifest_arg_names(moddir)
+    prefix = choose_prefix(args.param_prefix, arg_names, list(params))
+    write_safetensors(st_path, {prefix + n: v for n, v in params.items()})
+    np.save(x_path, np.ascontiguousarray(x, dtype="<f4"))
+    np.save(len_path, lengths.astype("<i4"))
+    if os.path.exists(y_path):
+        os.remove(y_path)
+    env = None
+    if args.target == "gpu-emulation":
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", KMP_BLOCKTIME="0")
+    run_tool([args.hkt_run, moddir, "--params", st_path, "--input",
+              "x=" + x_path, "--input", "lengths=" + len_path, "--output",
+              "y=" + y_path], args.timeout, env)
+    if not os.path.exists(y_path):
+        raise CheckError("hkt-run wrote no %s" % y_path)
+    return np.load(y_path)
+
+
+def check_dynamic(args, user_cfg, cfg, seed, rng, head):
+    """One module with a dynamic T <= --max-seq-len, run at every length of
+    --seq-lens on fresh inputs: each result against the float64 reference
+    (--tol) and against a module compiled for that static length (the same
+    numbers: bitwise when the tiles are the same, else within 1e-6)."""
+    N = args.max_seq_len
+    try:
+        lens = [int(v) for v in args.seq_lens.split(",")]
+    except ValueError:
+        raise CheckError("--seq-lens: expected a comma list of integers")
+    if any(t < 1 or t > N for t in lens):
+        raise CheckError("--seq-lens: lengths must lie in [1, %d]: %s" % (N, lens))
+    B, D = user_cfg["batch"], user_cfg["dim"]
+    wd = args.workdir
+    os.makedirs(wd, exist_ok=True)
+    params = R.random_params(rng, cfg, D, dtype=np.float32)
+    p64 = {k: v.astype(np.float64) for k, v in params.items()}
+    dyn_cfg = dict(user_cfg, seq_len=None)
+    dyn_json = os.path.join(wd, "layer-dynamic.json")
+    with open(dyn_json, "w") as f:
+        json.dump(dyn_cfg, f)
+    status = 0
+    for pipeline in args.pipeline.split(","):
+        dyn_mod = os.path.join(wd, "mod-dynamic-" + pipeline)
+        cmd = compile_cmd(args, pipeline, dyn_json, dyn_mod)
+        run_tool(cmd + ["--max-seq-len", str(N)], args.timeout)
+        with open(os.path.join(dyn_mod, "manifest.json")) as f:
+            x_spec = [a for a in json.load(f)["entries"][0]["args"]
+                      if a["name"] == "x"][0]
+        if x_spec["shape"][1] != -1 or x_spec["dims"][1] != {"symbol": "T", "max": N}:
+            print("%s pipeline=%s FAIL the manifest's x is %s" % (head, pipeline, x_spec))
+            return 1
+        for T in lens:
+            line = "%s pipeline=%s max_seq_len=%d T=%d" % (head, pipeline, N, T)
+            x = rng.standard_normal((B, T, D)).astype(np.float32)
+            lengths = rng.integers(1, T + 1, size=B).astype(np.int32)
+            ref = R.hkt_layer(x.astype(np.float64), p64, cfg, lengths)
+            y = run_layer(args, dyn_mod, wd, "dyn-%s-%d" % (pipeline, T), x,
+                          lengths, params)
+            static_json = os.path.join(wd, "layer-%d.json" % T)
+            with open(static_json, "w") as f:
+                json.dump(dict(user_cfg, seq_len=T), f)
+            static_mod = os.path.join(wd, "mod-%s-%d" % (pipeline, T))
+            run_tool(compile_cmd(args, pipeline, static_json, static_mod),
+                     args.timeout)
+            ys = run_layer(args, static_mod, wd, "static-%s-%d" % (pipeline, T),
+                           x, lengths, params)
+            if y.shape != (B, T, D) or ys.shape != (B, T, D):
+                print("%s FAIL y has shape %s (static %s), expected %s"
+                      % (line, y.shape, ys.shape, (B, T, D)))
+                status = 1
+                continue
+            err = rel_err(y.astype(np.float64), ref)
+            bitwise = np.array_equal(y, ys)
+            vs_static = rel_err(y.astype(np.float64), ys.astype(np.float64))
+            line += " rel_err=%.3e vs_static=%s" % (
+                err, "bitwise" if bitwise else "%.3e" % vs_static)
+            if np.isfinite(y).all() and err <= args.tol and vs_static <= 1e-6:
+                print(line + " OK")
+            else:
+                print(line + " FAIL (tol %g; static within 1e-6)" % args.tol)
+                print("  reproduce with --seed %d" % seed)
+                status = 1
+    return status
 
 
 if __name__ == "__main__":

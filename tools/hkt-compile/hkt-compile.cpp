@@ -56,6 +56,11 @@ static cl::opt<int64_t> modelBatch(
     cl::desc("--model: the largest batch a call takes (default 1024); the "
              "batch is dynamic, any B in [1, N] runs"),
     cl::init(hkt::kDefaultMaxBatch), cl::cat(category));
+static cl::opt<int64_t> maxSeqLen(
+    "max-seq-len",
+    cl::desc("--layer: T is dynamic, any length in [1, N] runs (the config's "
+             "seq_len may then be null or left out; docs/module-format.md)"),
+    cl::init(0), cl::cat(category));
 static cl::alias modelBatchAlias("batch", cl::desc("Alias for --max-batch"),
                                  cl::aliasopt(modelBatch), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
@@ -150,6 +155,17 @@ static std::string checkFlags() {
            "--model MODEL.json";
   if (modelBatch.getNumOccurrences() && modelFile.empty())
     return "--max-batch applies to --model only";
+  if (maxSeqLen.getNumOccurrences() && layerFile.empty())
+    return "--max-seq-len applies to --layer only (in IR, give x a dynamic "
+           "T with hkt.dims and hkt.bounds)";
+  if (maxSeqLen.getNumOccurrences() &&
+      (maxSeqLen < 1 || maxSeqLen > hkt::kMaxSeqLen))
+    return "--max-seq-len must be in [1, 2^31 - 1], got " +
+           std::to_string(maxSeqLen);
+  if (maxSeqLen.getNumOccurrences() && target != "cpu")
+    return "--max-seq-len: --target " + target +
+           " needs a static length today (the GPU kernels' grids are "
+           "static); compile for --target cpu or without --max-seq-len";
   if (inferenceOnly && modelFile.empty())
     return "--inference applies to --model only";
   if (inferenceOnly && backward)
@@ -196,7 +212,7 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
       return nullptr;
     }
     llvm::Expected<hkt::LayerConfig> config =
-        hkt::parseLayerConfig((*buffer)->getBuffer());
+        hkt::parseLayerConfig((*buffer)->getBuffer(), maxSeqLen);
     if (!config) {
       fail(layerFile + ": " + llvm::toString(config.takeError()));
       return nullptr;

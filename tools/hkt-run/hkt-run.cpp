@@ -52,7 +52,8 @@ const char *const kUsage =
     "usage: hkt-run OUT [--entry F] [--input NAME=FILE.npy]... "
     "[--params FILE.safetensors [--params-prefix P]] "
     "[--output NAME=FILE.npy]... [--grads FILE.safetensors] [--random SEED] "
-    "[--threads N] [--bench N] [--device cpu|cuda] [--quiet]";
+    "[--size SYMBOL=N]... [--threads N] [--bench N] [--device cpu|cuda] "
+    "[--quiet]";
 
 const char *const kHelp = R"(
 Runs an entry of the compiled module in directory OUT (written by hkt-compile).
@@ -80,6 +81,9 @@ Runs an entry of the compiled module in directory OUT (written by hkt-compile).
                          deterministic pseudo-random values (a dynamic
                          dimension takes the size the bound arguments give
                          it, else its bound)
+  --size SYMBOL=N        the size of dynamic dimension SYMBOL (a "dims"
+                         symbol of the manifest, e.g. T or B) for the
+                         arguments a default or --random fills
   --threads N            run with N threads (sets OMP_NUM_THREADS)
   --device cpu|cuda      the device the module must run on (it is given by
                          the module: hkt-compile --target); a module for
@@ -132,6 +136,8 @@ struct Options {
   std::optional<int64_t> bench;
   std::optional<std::string> device;
   std::optional<std::string> grads;
+  /// --size SYMBOL=N: the size of a dynamic dimension for filled arguments.
+  std::map<std::string, int64_t> sizes;
   bool quiet = false;
   bool help = false;
 };
@@ -187,8 +193,9 @@ Options parseCommandLine(int argc, char **argv) {
       haveValue = true;
     }
     static const std::set<std::string> valued = {
-        "--entry",  "--input",   "--output", "--params", "--params-prefix",
-        "--random", "--threads", "--bench",  "--grads",  "--device"};
+        "--entry",         "--input",  "--output",  "--params",
+        "--params-prefix", "--random", "--threads", "--bench",
+        "--grads",         "--device", "--size"};
     if (!valued.count(flag))
       throw UsageError("unknown option '" + arg + "'");
     if (!haveValue) {
@@ -228,6 +235,17 @@ Options parseCommandLine(int argc, char **argv) {
     } else if (flag == "--bench") {
       once(o.bench.has_value());
       o.bench = parsePositive(flag, value);
+    } else if (flag == "--size") {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError("--size expects SYMBOL=N (a dynamic dimension of "
+                         "the manifest, e.g. T=1024), got '" +
+                         value + "'");
+      std::string symbol = value.substr(0, eq);
+      if (o.sizes.count(symbol))
+        throw UsageError("--size " + symbol + " given twice");
+      o.sizes[symbol] = static_cast<int64_t>(
+          parseUnsigned("--size " + symbol, value.substr(eq + 1)));
     } else if (flag == "--grads") {
       once(o.grads.has_value());
       if (value.empty())
@@ -560,6 +578,26 @@ private:
     for (const TensorSpec &arg : spec.args)
       if (auto it = bound.find(arg.name); it != bound.end())
         (void)arg.matchShape(it->second.tensor.shape(), sizes, "");
+    // --size: a symbol of the entry, within its bound, and not another size
+    // than the bound arguments give it.
+    for (const auto &[symbol, size] : o.sizes) {
+      int64_t max = 0;
+      for (const TensorSpec &arg : spec.args)
+        for (const std::optional<DynamicDim> &d : arg.dims)
+          if (d && d->symbol == symbol)
+            max = d->max;
+      std::string what = "--size " + symbol + "=" + std::to_string(size);
+      if (max == 0)
+        fail("--size " + symbol + ": entry '" + spec.name +
+             "' has no dynamic dimension '" + symbol + "'");
+      if (size < 1 || size > max)
+        fail(what + ": outside [1, " + std::to_string(max) +
+             "], the bound of '" + symbol + "'");
+      if (auto it = sizes.find(symbol); it != sizes.end() && it->second != size)
+        fail(what + ": the bound arguments give '" + symbol + "' the size " +
+             std::to_string(it->second));
+      sizes[symbol] = size;
+    }
     for (const TensorSpec &arg : spec.args) {
       if (bound.count(arg.name))
         continue;

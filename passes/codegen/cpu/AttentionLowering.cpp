@@ -57,15 +57,23 @@ Value rowKeyLength(RewriterBase &rw, Location loc, Value keyLengths, Value b) {
 }
 
 Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
-              int64_t size, Value padValue) {
+              OpFoldResult size, Value padValue) {
   auto t = cast<RankedTensorType>(v.getType());
-  if (t.getDimSize(dim) == size)
+  std::optional<int64_t> staticSize = getConstantIntValue(size);
+  if (staticSize && t.getDimSize(dim) == *staticSize)
     return v;
   SmallVector<int64_t> shape(t.getShape());
-  shape[dim] = size;
+  shape[dim] = staticSize ? *staticSize : ShapedType::kDynamic;
+  // The result's dynamic sizes, in order: v's own, `size` at `dim`.
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (ShapedType::isDynamic(shape[d]))
+      dynamicSizes.push_back(
+          d == dim ? cast<Value>(size)
+                   : tensor::DimOp::create(rw, loc, v, d).getResult());
   return tensor::createPadHighOp(
       RankedTensorType::get(shape, t.getElementType()), v, padValue,
-      /*nofold=*/false, loc, rw);
+      /*nofold=*/false, loc, rw, dynamicSizes);
 }
 
 Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
@@ -81,16 +89,38 @@ Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
   for (int64_t r : rad)
     period *= r;
   int64_t m = rad.size();
+  // The number of tiles and the rows of each (static unless N is dynamic).
+  bool whole = tileLen == 0;
+  OpFoldResult tiles, rows;
+  if (ShapedType::isDynamic(n)) {
+    Value len = tensor::DimOp::create(rw, loc, src, 1);
+    tiles =
+        whole
+            ? OpFoldResult(rw.getIndexAttr(1))
+            : OpFoldResult(arith::DivUIOp::create(
+                               rw, loc, len,
+                               arith::ConstantIndexOp::create(rw, loc, tileLen))
+                               .getResult());
+    rows = whole ? OpFoldResult(len) : rw.getIndexAttr(tileLen / period);
+  } else {
+    if (whole)
+      tileLen = n;
+    tiles = rw.getIndexAttr(n / tileLen);
+    rows = rw.getIndexAttr(tileLen / period);
+  }
   // B x tiles x c x r_{m-1} x ... x r_0 x H x d
-  SmallVector<int64_t> shape = {batch, n / tileLen, tileLen / period};
+  SmallVector<OpFoldResult> sizes = {rw.getIndexAttr(batch), tiles, rows};
   for (int64_t r : llvm::reverse(rad))
-    shape.push_back(r);
-  shape.append({heads, headDim});
+    sizes.push_back(rw.getIndexAttr(r));
+  sizes.append({rw.getIndexAttr(heads), rw.getIndexAttr(headDim)});
+  SmallVector<int64_t> shape = llvm::map_to_vector(sizes, [](OpFoldResult s) {
+    return getConstantIntValue(s).value_or(ShapedType::kDynamic);
+  });
   int64_t hDim = 3 + m, dDim = 4 + m;
   SmallVector<ReassociationIndices> split = {
       {0}, llvm::to_vector(llvm::seq<int64_t>(1, hDim)), {hDim, dDim}};
   Value expanded =
-      tensor::ExpandShapeOp::create(rw, loc, type(shape), src, split);
+      tensor::ExpandShapeOp::create(rw, loc, type(shape), src, split, sizes);
   // -> B x H x tiles x [d x] r_0 x ... x r_{m-1} x c [x d]
   SmallVector<int64_t> perm = {0, hDim, 1};
   if (transposed)
@@ -100,17 +130,17 @@ Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
   perm.push_back(2);
   if (!transposed)
     perm.push_back(dDim);
-  SmallVector<int64_t> permShape;
+  SmallVector<OpFoldResult> permSizes;
   for (int64_t p : perm)
-    permShape.push_back(shape[p]);
-  Value init = tensor::EmptyOp::create(rw, loc, permShape, elt);
+    permSizes.push_back(sizes[p]);
+  Value init = tensor::EmptyOp::create(rw, loc, permSizes, elt);
   Value moved =
       linalg::TransposeOp::create(rw, loc, expanded, init, perm).getResult()[0];
   SmallVector<ReassociationIndices> merge;
   SmallVector<int64_t> outShape;
   if (transposed) {
     merge = {{0}, {1}, {2}, {3}, llvm::to_vector(llvm::seq<int64_t>(4, 5 + m))};
-    outShape = {batch, heads, n / tileLen, headDim, tileLen};
+    outShape = {batch, heads, shape[1], headDim, whole ? n : tileLen};
   } else {
     merge = {{0}, {1}, llvm::to_vector(llvm::seq<int64_t>(2, 4 + m)), {4 + m}};
     outShape = {batch, heads, n, headDim};
@@ -126,6 +156,27 @@ Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
                          : RankedTensorType::get({batch}, rw.getI32Type());
   Value real = arith::ConstantOp::create(
       rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
+  Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
+                                        lenType.getElementType());
+  if (!lengths)
+    return linalg::FillOp::create(rw, loc, real, empty).getResult(0);
+  AffineMap id = rw.getMultiDimIdentityMap(1);
+  return linalg::GenericOp::create(
+             rw, loc, lenType, lengths, empty, {id, id}, {kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::MinSIOp::create(nb, nl, args[0], real).getResult());
+             })
+      .getResult(0);
+}
+
+Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
+                        int64_t batch, Value tk) {
+  auto lenType = lengths ? cast<RankedTensorType>(lengths.getType())
+                         : RankedTensorType::get({batch}, rw.getI32Type());
+  Value real =
+      arith::IndexCastOp::create(rw, loc, lenType.getElementType(), tk);
   Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
                                         lenType.getElementType());
   if (!lengths)
@@ -161,14 +212,17 @@ void rankReduceParallelInserts(RewriterBase &rw, scf::ForallOp forall) {
 }
 
 Value unpadTo(RewriterBase &rw, Location loc, Value padded,
-              RankedTensorType want) {
-  if (cast<RankedTensorType>(padded.getType()) == want)
+              RankedTensorType want, ArrayRef<OpFoldResult> wantSizes) {
+  if (cast<RankedTensorType>(padded.getType()) == want && want.hasStaticShape())
     return padded;
   int64_t rank = want.getRank();
   SmallVector<OpFoldResult> offsets(rank, rw.getIndexAttr(0)), sizes,
       strides(rank, rw.getIndexAttr(1));
-  for (int64_t s : want.getShape())
-    sizes.push_back(rw.getIndexAttr(s));
+  if (!wantSizes.empty())
+    sizes.assign(wantSizes.begin(), wantSizes.end());
+  else
+    for (int64_t s : want.getShape())
+      sizes.push_back(rw.getIndexAttr(s));
   return tensor::ExtractSliceOp::create(rw, loc, want, padded, offsets, sizes,
                                         strides);
 }
@@ -195,45 +249,71 @@ Value unpackHeadTiles(RewriterBase &rw, Location loc, Value packed,
   for (int64_t r : rad)
     period *= r;
   int64_t m = rad.size();
-  // tiles x d x r_0 x ... x r_{m-1} x c
-  SmallVector<int64_t> shape = {tiles, headDim};
-  llvm::append_range(shape, rad);
-  shape.push_back(tileLen / period);
+  // tiles x d x r_0 x ... x r_{m-1} x c (the number of tiles may be
+  // dynamic).
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(rw, loc, packed, 0),
+                                     rw.getIndexAttr(headDim)};
+  for (int64_t r : rad)
+    sizes.push_back(rw.getIndexAttr(r));
+  sizes.push_back(rw.getIndexAttr(tileLen / period));
+  SmallVector<int64_t> shape = llvm::map_to_vector(sizes, [](OpFoldResult s) {
+    return getConstantIntValue(s).value_or(ShapedType::kDynamic);
+  });
   SmallVector<ReassociationIndices> split = {
       {0}, {1}, llvm::to_vector(llvm::seq<int64_t>(2, 3 + m))};
   Value expanded = tensor::ExpandShapeOp::create(
-      rw, loc, RankedTensorType::get(shape, elt), packed, split);
+      rw, loc, RankedTensorType::get(shape, elt), packed, split, sizes);
   // -> tiles x c x r_{m-1} x ... x r_0 x d
   SmallVector<int64_t> perm = {0, 2 + m};
   for (int64_t k = 0; k < m; ++k)
     perm.push_back(2 + (m - 1 - k));
   perm.push_back(1);
-  SmallVector<int64_t> permShape;
+  SmallVector<OpFoldResult> permSizes;
   for (int64_t p : perm)
-    permShape.push_back(shape[p]);
+    permSizes.push_back(sizes[p]);
   Value moved = linalg::TransposeOp::create(
                     rw, loc, expanded,
-                    tensor::EmptyOp::create(rw, loc, permShape, elt), perm)
+                    tensor::EmptyOp::create(rw, loc, permSizes, elt), perm)
                     .getResult()[0];
   SmallVector<ReassociationIndices> merge = {
       llvm::to_vector(llvm::seq<int64_t>(0, 2 + m)), {2 + m}};
+  int64_t rows =
+      ShapedType::isDynamic(tiles) ? ShapedType::kDynamic : tiles * tileLen;
   return tensor::CollapseShapeOp::create(
-      rw, loc, RankedTensorType::get({tiles * tileLen, headDim}, elt), moved,
-      merge);
+      rw, loc, RankedTensorType::get({rows, headDim}, elt), moved, merge);
 }
 
 //===----------------------------------------------------------------------===//
 // AttentionLowering
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionLowering::checkLowerable(Value queryOffset) {
-  for (Value v : op->getOperands())
-    if (auto t = dyn_cast<RankedTensorType>(v.getType());
-        t && !t.hasStaticShape())
-      return op->emitOpError("lowering needs static shapes");
+LogicalResult AttentionLowering::checkLowerable(Value queryOffset,
+                                                bool dynamicSequences) {
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || t.hasStaticShape())
+      continue;
+    // Sequence operands are B x T x D, rows B x H x T: only T may be
+    // dynamic (the op's verifier ties D and H to the static weights).
+    bool onlySequence = dynamicSequences && t.getRank() == 3 &&
+                        t.getNumDynamicDims() == 1 && !t.isDynamicDim(0);
+    if (!onlySequence)
+      return op->emitOpError(dynamicSequences
+                                 ? "lowering needs static shapes but for the "
+                                   "sequence lengths"
+                                 : "lowering needs static shapes");
+  }
   if (queryOffset)
     return op->emitOpError("lowering expects an untiled op (no offsets)");
   return success();
+}
+
+void AttentionLowering::setSequenceSources(Value queryRows, unsigned queryDim,
+                                           Value keyRows, unsigned keyDim) {
+  tqSource = queryRows;
+  tqSourceDim = queryDim;
+  tkSource = keyRows;
+  tkSourceDim = keyDim;
 }
 
 void AttentionLowering::setShapes(RankedTensorType rows,
@@ -249,13 +329,39 @@ void AttentionLowering::setShapes(RankedTensorType rows,
 }
 
 void AttentionLowering::chooseTileSizes() {
-  chooseTiles(factors, tq, tk, requestedQ, requestedK, tileQ, tileK, tqPad,
-              tkPad);
+  if (!ShapedType::isDynamic(tq) && !ShapedType::isDynamic(tk)) {
+    chooseTiles(factors, tq, tk, requestedQ, requestedK, tileQ, tileK, tqPad,
+                tkPad);
+    order = KeyTileOrder(factors, tileK);
+    return;
+  }
+  // A dynamic sequence: the requested tiles (whole coarse blocks), the
+  // padded lengths computed at run time.
+  int64_t align = alignmentOf(factors);
+  tileQ = roundUp(requestedQ, align);
+  tileK = roundUp(requestedK, align);
+  auto lengthValue = [&](int64_t length, Value seq, unsigned dim) -> Value {
+    if (!ShapedType::isDynamic(length))
+      return index(length);
+    return tensor::DimOp::create(rw, loc, seq, dim);
+  };
+  auto paddedValue = [&](Value length, int64_t tile) -> Value {
+    Value tiles = arith::CeilDivUIOp::create(rw, loc, length, index(tile));
+    return arith::MulIOp::create(rw, loc, tiles, index(tile));
+  };
+  tqValue = lengthValue(tq, tqSource, tqSourceDim);
+  tkValue = lengthValue(tk, tkSource, tkSourceDim);
+  tqPadValue = paddedValue(tqValue, tileQ);
+  tkPadValue = paddedValue(tkValue, tileK);
+  tqPad = tkPad = ShapedType::kDynamic;
   order = KeyTileOrder(factors, tileK);
 }
 
 FailureOr<std::pair<Value, Value>>
 AttentionLowering::batchAndHead(Operation *tileOp, Value perHeadRows) {
+  // (Through the cast to a static tile of a dynamic sequence.)
+  if (auto cast = perHeadRows.getDefiningOp<tensor::CastOp>())
+    perHeadRows = cast.getSource();
   auto rowSlice = perHeadRows.getDefiningOp<tensor::ExtractSliceOp>();
   if (!rowSlice)
     return op->emitOpError("unexpected tiled form");
@@ -270,8 +376,13 @@ void AttentionLowering::replaceWithUnpadded(scf::ForallOp forall) {
   rankReduceParallelInserts(rw, forall);
   rw.setInsertionPointAfter(forall);
   SmallVector<Value> results;
-  for (auto [r, want] : llvm::zip(forall.getResults(), op->getResultTypes()))
-    results.push_back(unpadTo(rw, loc, r, cast<RankedTensorType>(want)));
+  for (auto [i, r] : llvm::enumerate(forall.getResults())) {
+    auto wantType = cast<RankedTensorType>(op->getResult(i).getType());
+    SmallVector<OpFoldResult> sizes;
+    if (!wantType.hasStaticShape())
+      sizes = tensor::getMixedSizes(rw, loc, resultInits[i]);
+    results.push_back(unpadTo(rw, loc, r, wantType, sizes));
+  }
   rw.replaceOp(op, results);
   eraseDeadInside(rw, forall);
 }

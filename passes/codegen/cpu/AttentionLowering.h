@@ -44,9 +44,14 @@ Value staticSlice(RewriterBase &rw, Location loc, RankedTensorType type,
 /// The key length of batch row `b` from B x int key lengths, as an index.
 Value rowKeyLength(RewriterBase &rw, Location loc, Value keyLengths, Value b);
 
-/// Zero-pads dimension `dim` of `v` up to `size` (at the end).
+/// Zero-pads dimension `dim` of `v` up to `size` (at the end); a dynamic
+/// size gives a dynamic dimension.
 Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
-              int64_t size, Value padValue);
+              OpFoldResult size, Value padValue);
+inline Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
+                     int64_t size, Value padValue) {
+  return padHigh(rw, loc, v, dim, rw.getIndexAttr(size), padValue);
+}
 
 /// Packs a B x N x D operand for the tile loops: head-major, so that every
 /// tile the loops read is one contiguous block (strided tile rows 2-16 KiB
@@ -55,7 +60,9 @@ Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
 /// those of this level's tiles).
 ///
 /// Result: B x H x tiles x d x tileLen (`transposed`, keys: each tile a
-/// d x tileLen matrix) or B x H x N x d (queries and values).
+/// d x tileLen matrix) or B x H x N x d (queries and values). N may be
+/// dynamic (then so is the number of tiles); `tileLen` 0 means one tile of
+/// the whole sequence.
 Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
                     int64_t tileLen, ArrayRef<int64_t> rad, bool transposed);
 
@@ -64,15 +71,20 @@ Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
 /// are masked; `lengths` itself when nothing was padded.
 Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
                         int64_t batch, int64_t tk, int64_t tkPad);
+/// The same for a dynamic key sequence of `tk` (an index value): always
+/// clamped, the padding is not known statically.
+Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
+                        int64_t batch, Value tk);
 
 /// The tiles go back into the results as matrices and rows (rank-reduced
 /// 1 x n x d -> n x d, 1 x 1 x n -> n): MLIR 22's vector patterns loop
 /// forever on a rank-3 strided copy.
 void rankReduceParallelInserts(RewriterBase &rw, scf::ForallOp forall);
 
-/// The leading `want` part of a padded result.
+/// The leading `want` part of a padded result (`sizes`: want's sizes,
+/// needed when it has dynamic ones).
 Value unpadTo(RewriterBase &rw, Location loc, Value padded,
-              RankedTensorType want);
+              RankedTensorType want, ArrayRef<OpFoldResult> sizes = {});
 
 /// What the tiled ops left behind inside `forall` and nobody reads.
 void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall);
@@ -94,15 +106,33 @@ protected:
       : op(op), rw(rw), loc(op->getLoc()), requestedQ(tileQ),
         requestedK(tileK) {}
 
-  /// Every operand static and the op untiled; otherwise an error on the op.
-  LogicalResult checkLowerable(Value queryOffset);
+  /// The op untiled, and every operand static (or, with
+  /// `dynamicSequences`, static but for the sequence lengths); otherwise an
+  /// error on the op.
+  LogicalResult checkLowerable(Value queryOffset,
+                               bool dynamicSequences = false);
   /// The shapes: `rows` B x T x D (the accumulator, dout), `perHeadRows`
   /// B x H x T (max, lse), `keys` the key sequence's length.
   void setShapes(RankedTensorType rows, RankedTensorType perHeadRows,
                  int64_t keys, ArrayRef<int64_t> levels);
+  /// Where a dynamic query and key length are read: dimension `queryDim`
+  /// of `queryRows`, `keyDim` of `keyRows`.
+  void setSequenceSources(Value queryRows, unsigned queryDim, Value keyRows,
+                          unsigned keyDim);
   /// The tile sizes from the requested ones (chooseTiles), the padded
-  /// lengths and the key order inside tiles.
+  /// lengths and the key order inside tiles. With a dynamic sequence
+  /// (tq or tk ShapedType::kDynamic) the tiles are the requested ones and
+  /// the lengths, real and padded, index values (tqValue ... tkPadValue)
+  /// built before the op.
   void chooseTileSizes();
+  /// A sequence length: `length` when static, else `value`, divided by `f`.
+  OpFoldResult lengthOver(int64_t length, Value value, int64_t f) {
+    if (!ShapedType::isDynamic(length))
+      return rw.getIndexAttr(length / f);
+    if (f == 1)
+      return value;
+    return arith::DivUIOp::create(rw, loc, value, index(f)).getResult();
+  }
   /// The batch row and head of a tile that upstream tiling made, from the
   /// offsets of its B x H x T operand's slice; index values built before
   /// `tileOp`.
@@ -133,6 +163,14 @@ protected:
   Type elt;
   int64_t batch = 0, tq = 0, tk = 0, heads = 0, headDim = 0;
   int64_t tileQ = 0, tileK = 0, tqPad = 0, tkPad = 0;
+  /// The lengths as index values (null where static), read from
+  /// setSequenceSources's operands.
+  Value tqValue, tkValue, tqPadValue, tkPadValue;
+  Value tqSource, tkSource;
+  unsigned tqSourceDim = 1, tkSourceDim = 1;
+  /// The op's destination operands, one per result (the sizes of dynamic
+  /// results).
+  SmallVector<Value> resultInits;
   SmallVector<int64_t> factors;
   KeyTileOrder order;
   /// B x i32 key lengths of the padded op (padded keys included), or null.

@@ -54,14 +54,18 @@ constexpr llvm::StringLiteral kRecipeName = "cpu-codegen.mlir";
 /// static (vectorisation needs static shapes).
 struct Tiles {
   enum Kind {
-    Gemm,     // @hkt_gemm: a whole matmul: threads, cache tiles, registers
-    TileGemm, // @hkt_tile_gemm: a matmul inside a loop nest: registers only
-    Rows,     // @hkt_rows_<rank>d: an elementwise or row-reduction op in a
-              // loop nest, one row at a time
-    Whole,    // @hkt_whole: a 1-D op, vectorised as it is
-    Split     // @hkt_split: another op outside the loop nests, split across
-              // threads along one parallel loop, then (@hkt_rows_<rank>d)
-              // vectorised by rows when its rows are contiguous
+    Gemm,         // @hkt_gemm: a whole matmul: threads, cache tiles, registers
+    GemmDynamic,  // @hkt_gemm_dynamic: the same with a dynamic number of
+                  // rows (the register tiles' row loop peeled)
+    GemmDynamicK, // @hkt_gemm_dynamic_k[_split]: the same with a dynamic
+                  // K (the cache tiles' K loop peeled)
+    TileGemm,     // @hkt_tile_gemm: a matmul inside a loop nest: registers only
+    Rows,         // @hkt_rows_<rank>d: an elementwise or row-reduction op in a
+                  // loop nest, one row at a time
+    Whole,        // @hkt_whole: a 1-D op, vectorised as it is
+    Split         // @hkt_split: another op outside the loop nests, split across
+                  // threads along one parallel loop, then (@hkt_rows_<rank>d)
+                  // vectorised by rows when its rows are contiguous
   } kind;
   int64_t rows = 0, cacheN = 0, cacheK = 0, regM = 0, regN = 0, regK = 1;
   /// Gemm, TileGemm: rows [0, split) take regM-row register tiles, the
@@ -88,6 +92,36 @@ std::string rowsSequence(int64_t rank) {
 bool staticF32(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
   return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// Not a memref, or an f32 one (of any shape).
+bool nonMemrefOrF32(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return !t || t.getElementType().isF32();
+}
+
+/// A whole matmul whose reduction (K) is dynamic and M, N static: a weight
+/// gradient summed over a dynamic sequence.
+bool isDynamicReductionMatmul(linalg::MatmulOp mm) {
+  auto a = dyn_cast<MemRefType>(mm.getDpsInputs()[0].getType());
+  auto b = dyn_cast<MemRefType>(mm.getDpsInputs()[1].getType());
+  auto c = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
+  return a && b && c && c.hasStaticShape() && a.isDynamicDim(1) &&
+         !b.isDynamicDim(1) &&
+         mm.getIndexingMapsArray() ==
+             mm.getDefaultIndexingMaps(mm.getContext());
+}
+
+/// A whole matmul whose rows (M) are dynamic and N, K static: the
+/// projections of a layer with a dynamic sequence length.
+bool isDynamicRowsMatmul(linalg::MatmulOp mm) {
+  auto a = dyn_cast<MemRefType>(mm.getDpsInputs()[0].getType());
+  auto b = dyn_cast<MemRefType>(mm.getDpsInputs()[1].getType());
+  auto c = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
+  return a && b && c && b.hasStaticShape() && !a.isDynamicDim(1) &&
+         !c.isDynamicDim(1) && c.isDynamicDim(0) &&
+         mm.getIndexingMapsArray() ==
+             mm.getDefaultIndexingMaps(mm.getContext());
 }
 
 /// Every operand is read and written along the innermost loop (so a row of
@@ -129,24 +163,39 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // Dynamic operands (a dynamic sequence length): split along a static
+  // loop; rows vectorised only when the innermost loop is static too.
+  bool dynamic = !llvm::all_of(op->getOperands(), [](Value v) {
+    return !isa<MemRefType>(v.getType()) || staticF32(v);
+  });
   for (unsigned p = 0; p < ranges.size(); ++p) {
+    bool dynamicLoop = ShapedType::isDynamic(ranges[p]);
+    // With dynamic operands, the first dynamic loop (the sequence) is split
+    // in blocks of threadRows (the last one may be short); else the first
+    // static loop long enough, in splitParts equal parts.
     if (iterators[p] != utils::IteratorType::parallel ||
-        ShapedType::isDynamic(ranges[p]) || ranges[p] < tuning.minSplitLoop)
+        (dynamic ? !dynamicLoop || p + 1 == ranges.size()
+                 : dynamicLoop || ranges[p] < tuning.minSplitLoop))
       continue;
-    int64_t parts = tuning.splitParts;
-    while (parts > 1 && ranges[p] % parts != 0)
-      parts /= 2;
-    if (parts == 1)
-      return std::nullopt;
+    int64_t block = tuning.threadRows;
+    if (!dynamicLoop) {
+      int64_t parts = tuning.splitParts;
+      while (parts > 1 && ranges[p] % parts != 0)
+        parts /= 2;
+      if (parts == 1)
+        return std::nullopt;
+      block = ranges[p] / parts;
+    }
     Tiles t{Tiles::Split};
     t.threadSizes.assign(ranges.size(), 0);
-    t.threadSizes[p] = ranges[p] / parts;
+    t.threadSizes[p] = block;
     // Rows contiguous in every operand: vectorised in pieces of rowTile.
     // Generics, fills and adds (the gradient sums) only: the vector
     // patterns loop forever on copies into strided views and on transposes
     // here (MLIR 22).
     if (p + 1 < ranges.size() && readsAlongInnermost(op) &&
         outerLoopsParallel(op) && !readsReshapedView(op) &&
+        !ShapedType::isDynamic(ranges.back()) &&
         isa<linalg::GenericOp, linalg::FillOp, linalg::AddOp>(op)) {
       t.rowRank = ranges.size();
       t.rowInner = ranges.back() % tuning.rowTile == 0 ? tuning.rowTile : 0;
@@ -160,13 +209,65 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
 /// tiles divide exactly (vectorisation needs static shapes).
 std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
   if (!op.hasPureBufferSemantics() ||
-      !llvm::all_of(op->getOperands(), [](Value v) {
-        return !isa<MemRefType>(v.getType()) || staticF32(v);
-      }))
+      !llvm::all_of(op->getOperands(), nonMemrefOrF32))
     return std::nullopt;
   const CpuTuning &tuning = cpuTuningFor(vectorBits);
   bool inLoop = op->getParentOfType<scf::ForallOp>() ||
                 op->getParentOfType<scf::ForOp>();
+  bool allStatic = llvm::all_of(op->getOperands(), [](Value v) {
+    return !isa<MemRefType>(v.getType()) || staticF32(v);
+  });
+  if (!allStatic) {
+    // A dynamic sequence length: whole matmuls with dynamic rows, and the
+    // ops outside the loop nests split along a static loop.
+    if (inLoop)
+      return std::nullopt;
+    auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation());
+    if (!mm)
+      return splitFor(op, tuning);
+    if (isDynamicReductionMatmul(mm)) {
+      auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
+      int64_t m = c.getDimSize(0), n = c.getDimSize(1);
+      int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
+      int64_t wide = tuning.regVectors * lanes;
+      Tiles t{Tiles::GemmDynamicK};
+      t.regM = tuning.regRows;
+      t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
+      t.regK = tuning.regK;
+      t.rows = std::gcd(m, tuning.threadRows);
+      if (t.rows % t.regM != 0 && t.rows < 4 * t.regM)
+        while (t.rows % t.regM != 0)
+          --t.regM;
+      if (int64_t rest = t.rows % t.regM) {
+        t.split = t.rows - rest;
+        t.regM2 = rest;
+      }
+      t.cacheN = std::gcd(n, tuning.cacheN);
+      // cacheK a multiple of regK: whole cache tiles have whole K steps.
+      t.cacheK = tuning.cacheK / t.regK * t.regK;
+      if (t.regN == 0 || t.cacheN % t.regN != 0 || t.cacheK == 0)
+        return std::nullopt;
+      return t;
+    }
+    if (!isDynamicRowsMatmul(mm))
+      return std::nullopt;
+    auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
+    auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
+    int64_t n = c.getDimSize(1), k = a.getDimSize(1);
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
+    int64_t wide = tuning.regVectors * lanes;
+    Tiles t{Tiles::GemmDynamic};
+    t.regM = tuning.regRows;
+    t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
+    t.regK = std::gcd(k, tuning.regK);
+    // Blocks of whole register tiles: only the last block has a remainder.
+    t.rows = std::max(tuning.threadRows / t.regM, int64_t(1)) * t.regM;
+    t.cacheN = std::gcd(n, tuning.cacheN);
+    t.cacheK = std::gcd(k, tuning.cacheK);
+    if (t.regN == 0 || t.cacheN % t.regN != 0)
+      return std::nullopt;
+    return t;
+  }
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
     auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
@@ -287,6 +388,22 @@ void buildDriver(ModuleOp library, ArrayRef<Tiles> classes) {
                              constant(t.cacheK), constant(t.regM),
                              constant(t.regN), constant(t.regK)});
       break;
+    case Tiles::GemmDynamic:
+      include("hkt_gemm_dynamic",
+              {op, constant(t.rows), constant(t.cacheN), constant(t.cacheK),
+               constant(t.regM), constant(t.regN), constant(t.regK)});
+      break;
+    case Tiles::GemmDynamicK:
+      if (t.split)
+        include("hkt_gemm_dynamic_k_split",
+                {op, constant(t.rows), constant(t.cacheN), constant(t.cacheK),
+                 constant(t.regM), constant(t.regN), constant(t.regK),
+                 constant(t.split), constant(t.regM2)});
+      else
+        include("hkt_gemm_dynamic_k",
+                {op, constant(t.rows), constant(t.cacheN), constant(t.cacheK),
+                 constant(t.regM), constant(t.regN), constant(t.regK)});
+      break;
     case Tiles::TileGemm:
       if (t.split)
         include("hkt_tile_gemm_split",
@@ -367,8 +484,10 @@ void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
     Value rhs = mm.getDpsInputs()[1];
     auto type = dyn_cast<MemRefType>(rhs.getType());
     auto out = dyn_cast<MemRefType>(mm.getDpsInits()[0].getType());
-    if (!type || !out || !type.hasStaticShape() || !out.hasStaticShape() ||
-        !type.getElementType().isF32() || out.getDimSize(0) < minRows ||
+    // Dynamic rows (a dynamic sequence length) count as many.
+    if (!type || !out || !type.hasStaticShape() || out.isDynamicDim(1) ||
+        !type.getElementType().isF32() ||
+        (!out.isDynamicDim(0) && out.getDimSize(0) < minRows) ||
         mm.hasUserDefinedMaps()) // B read as (k, n), not transposed
       continue;
     SmallVector<int64_t> strides;

@@ -68,8 +68,29 @@ private:
                                                    ValueRange state, Value len);
   void lowerHead(OnlineAttentionBackwardOp headOp, Value b, Value h);
 
+  /// A static slice of `src` at mixed sizes (some dynamic).
+  Value sliceMixed(Value src, ArrayRef<OpFoldResult> offsets,
+                   ArrayRef<OpFoldResult> sizes, RankedTensorType type) {
+    return tensor::ExtractSliceOp::create(
+        rw, loc, type, src, offsets, sizes,
+        SmallVector<OpFoldResult>(sizes.size(), rw.getIndexAttr(1)));
+  }
+  /// A size of the padded sequences: the queries' or keys' of level `f`.
+  OpFoldResult paddedQueries(int64_t f) {
+    return lengthOver(tqPad, tqPadValue, f);
+  }
+  OpFoldResult paddedKeys(int64_t f) {
+    return lengthOver(tkPad, tkPadValue, f);
+  }
+  /// The tileLen of packHeadMajor for one tile of a whole padded sequence.
+  int64_t whole(int64_t padded, int64_t f) {
+    return ShapedType::isDynamic(padded) ? 0 : padded / f;
+  }
+
   OnlineAttentionBackwardOp op;
+  /// The number of key tiles (static, or keyTilesValue).
   int64_t keyTiles = 0;
+  Value keyTilesValue;
   /// Packed once (packHeadMajor), per level: queries B x H x Tq_l x d and
   /// transposed B x H x 1 x d x Tq_l; keys in tile order B x H x Tk_l x d and
   /// transposed per tile B x H x tiles x d x tk_l; the destinations alike.
@@ -79,7 +100,7 @@ private:
 
 OnlineAttentionBackwardOp BackwardLowering::padToWholeTiles() {
   Value zero = floatConstant(rw, loc, elt, 0.0);
-  auto pad = [&](Value v, unsigned dim, int64_t size) {
+  auto pad = [&](Value v, unsigned dim, OpFoldResult size) {
     return padHigh(rw, loc, v, dim, size, zero);
   };
   // Padded query rows must add nothing to any gradient: dout = 0 and delta =
@@ -90,21 +111,24 @@ OnlineAttentionBackwardOp BackwardLowering::padToWholeTiles() {
   // every gradient downstream into NaN.
   SmallVector<Value> q, k, dq, dk;
   for (auto [l, f] : llvm::enumerate(factors)) {
-    q.push_back(pad(op.getQueries()[l], 1, tqPad / f));
-    k.push_back(pad(op.getKeys()[l], 1, tkPad / f));
-    dq.push_back(pad(op.getDqueryInit()[l], 1, tqPad / f));
-    dk.push_back(pad(op.getDkeyInit()[l], 1, tkPad / f));
+    q.push_back(pad(op.getQueries()[l], 1, paddedQueries(f)));
+    k.push_back(pad(op.getKeys()[l], 1, paddedKeys(f)));
+    dq.push_back(pad(op.getDqueryInit()[l], 1, paddedQueries(f)));
+    dk.push_back(pad(op.getDkeyInit()[l], 1, paddedKeys(f)));
   }
-  keyLengths = clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
-  Value dv = pad(op.getDvalueInit(), 1, tkPad);
+  keyLengths =
+      tkValue ? clampedKeyLengths(rw, loc, op.getLengths(), batch, tkValue)
+              : clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
+  Value dv = pad(op.getDvalueInit(), 1, paddedKeys(1));
   return OnlineAttentionBackwardOp::create(
       rw, loc, ValueRange(dq).getTypes(), ValueRange(dk).getTypes(),
-      dv.getType(), q, k, pad(op.getValue(), 1, tkPad),
-      pad(op.getDout(), 1, tqPad),
+      dv.getType(), q, k, pad(op.getValue(), 1, paddedKeys(1)),
+      pad(op.getDout(), 1, paddedQueries(1)),
       padHigh(
-          rw, loc, op.getLse(), 2, tqPad,
+          rw, loc, op.getLse(), 2, paddedQueries(1),
           floatConstant(rw, loc, elt, std::numeric_limits<double>::infinity())),
-      pad(op.getDelta(), 2, tqPad), keyLengths, /*query_offset=*/Value(),
+      pad(op.getDelta(), 2, paddedQueries(1)), keyLengths,
+      /*query_offset=*/Value(),
       /*key_offset=*/Value(), dq, dk, dv, op.getFactorsAttr(),
       op.getCausalAttr());
 }
@@ -114,15 +138,16 @@ void BackwardLowering::packOperands(OnlineAttentionBackwardOp padded) {
   for (auto [l, f] : llvm::enumerate(factors)) {
     Value q = padded.getQueries()[l], k = padded.getKeys()[l];
     ArrayRef<int64_t> rad = order.radicesAbove(f);
-    queries.push_back(pack(q, tqPad / f, {}, /*transposed=*/false));
-    queriesT.push_back(pack(q, tqPad / f, {}, /*transposed=*/true));
+    queries.push_back(pack(q, whole(tqPad, f), {}, /*transposed=*/false));
+    queriesT.push_back(pack(q, whole(tqPad, f), {}, /*transposed=*/true));
     keys.push_back(pack(k, tileK / f, rad, /*transposed=*/false));
     keysT.push_back(pack(k, tileK / f, rad, /*transposed=*/true));
     // Zero destinations (what the adjoint passes) are not packed: each head
     // starts from zeros of its own.
     dqueries.push_back(isZeroFill(op.getDqueryInit()[l])
                            ? Value()
-                           : pack(padded.getDqueryInit()[l], tqPad / f, {},
+                           : pack(padded.getDqueryInit()[l], whole(tqPad, f),
+                                  {},
                                   /*transposed=*/false));
     dkeysT.push_back(isZeroFill(op.getDkeyInit()[l])
                          ? Value()
@@ -133,8 +158,8 @@ void BackwardLowering::packOperands(OnlineAttentionBackwardOp padded) {
   if (!isZeroFill(op.getDvalueInit()))
     dvalueT =
         pack(padded.getDvalueInit(), tileK, order.radices, /*transposed=*/true);
-  dout = pack(padded.getDout(), tqPad, {}, /*transposed=*/false);
-  doutT = pack(padded.getDout(), tqPad, {}, /*transposed=*/true);
+  dout = pack(padded.getDout(), whole(tqPad, 1), {}, /*transposed=*/false);
+  doutT = pack(padded.getDout(), whole(tqPad, 1), {}, /*transposed=*/true);
   lse = padded.getLse();
   delta = padded.getDelta();
 }
@@ -190,27 +215,35 @@ void BackwardLowering::lowerHead(OnlineAttentionBackwardOp headOp, Value b,
   size_t levels = factors.size();
   OpFoldResult zero = rw.getIndexAttr(0);
   // The head's accumulators: zeros, or from the packed destinations.
+  // (Sizes mixed: the sequences may be dynamic.)
   auto start = [&](Value packed, ArrayRef<OpFoldResult> offsets,
-                   ArrayRef<int64_t> sizes, ArrayRef<int64_t> shape) -> Value {
+                   ArrayRef<OpFoldResult> sizes) -> Value {
+    ArrayRef<OpFoldResult> kept = sizes.drop_front(2);
+    SmallVector<int64_t> shape = llvm::map_to_vector(kept, [](OpFoldResult s) {
+      return getConstantIntValue(s).value_or(ShapedType::kDynamic);
+    });
     if (!packed)
-      return filledTensor(rw, loc, shape, elt,
-                          floatConstant(rw, loc, elt, 0.0));
-    return slice(packed, offsets, sizes, shape);
+      return linalg::FillOp::create(
+                 rw, loc, floatConstant(rw, loc, elt, 0.0),
+                 tensor::EmptyOp::create(rw, loc, kept, elt).getResult())
+          .getResult(0);
+    return sliceMixed(packed, offsets, sizes, type(shape));
   };
+  OpFoldResult one = rw.getIndexAttr(1), d = rw.getIndexAttr(headDim);
+  OpFoldResult tiles =
+      keyTilesValue ? OpFoldResult(keyTilesValue) : rw.getIndexAttr(keyTiles);
   SmallVector<Value> carried;
   for (auto [l, f] : llvm::enumerate(factors))
     carried.push_back(start(dqueries[l], {b, h, zero, zero},
-                            {1, 1, tqPad / f, headDim}, {tqPad / f, headDim}));
+                            {one, one, paddedQueries(f), d}));
   for (auto [l, f] : llvm::enumerate(factors))
     carried.push_back(start(dkeysT[l], {b, h, zero, zero, zero},
-                            {1, 1, keyTiles, headDim, tileK / f},
-                            {keyTiles, headDim, tileK / f}));
+                            {one, one, tiles, d, rw.getIndexAttr(tileK / f)}));
   carried.push_back(start(dvalueT, {b, h, zero, zero, zero},
-                          {1, 1, keyTiles, headDim, tileK},
-                          {keyTiles, headDim, tileK}));
+                          {one, one, tiles, d, rw.getIndexAttr(tileK)}));
 
   Value len = keyLength(b);
-  Value keyEnd = len ? len : index(tk);
+  Value keyEnd = len ? len : tkValue ? tkValue : index(tk);
   Value numKeyTiles = arith::CeilDivSIOp::create(rw, loc, keyEnd, index(tileK));
   auto keyLoop = scf::ForOp::create(
       rw, loc, index(0), numKeyTiles, index(1), carried,
@@ -230,7 +263,8 @@ void BackwardLowering::lowerHead(OnlineAttentionBackwardOp headOp, Value b,
               rw, loc, arith::DivUIOp::create(rw, loc, j0, index(tileQ)),
               index(tileQ));
         auto queryLoop = scf::ForOp::create(
-            rw, loc, queryStart, index(tqPad), index(tileQ), inner,
+            rw, loc, queryStart, tqPadValue ? tqPadValue : index(tqPad),
+            index(tileQ), inner,
             [&](OpBuilder &, Location, Value i0, ValueRange state) {
               OnlineAttentionBackwardTileOperands t =
                   tileOperands(b, h, kt, i0, j0, state, len);
@@ -254,31 +288,38 @@ void BackwardLowering::lowerHead(OnlineAttentionBackwardOp headOp, Value b,
         scf::YieldOp::create(rw, loc, out);
       });
 
-  // Back to the op's layout: 1 x n x d per result.
+  // Back to the op's layout: 1 x n x d per result (n may be dynamic).
   SmallVector<ReassociationIndices> rows = {{0, 1}, {2}};
+  auto expand = [&](Value v, Type t) -> Value {
+    return tensor::ExpandShapeOp::create(
+        rw, loc, t, v, rows,
+        SmallVector<OpFoldResult>{one, tensor::getMixedSize(rw, loc, v, 0), d});
+  };
   SmallVector<Value> results;
   for (unsigned l = 0; l < levels; ++l)
-    results.push_back(tensor::ExpandShapeOp::create(
-        rw, loc, headOp.getResult(l).getType(), keyLoop.getResult(l), rows));
+    results.push_back(
+        expand(keyLoop.getResult(l), headOp.getResult(l).getType()));
   for (auto [l, f] : llvm::enumerate(factors))
-    results.push_back(tensor::ExpandShapeOp::create(
-        rw, loc, headOp.getResult(levels + l).getType(),
-        unpackHeadTiles(rw, loc, keyLoop.getResult(levels + l),
-                        order.radicesAbove(f)),
-        rows));
-  results.push_back(tensor::ExpandShapeOp::create(
-      rw, loc, headOp.getResult(2 * levels).getType(),
+    results.push_back(
+        expand(unpackHeadTiles(rw, loc, keyLoop.getResult(levels + l),
+                               order.radicesAbove(f)),
+               headOp.getResult(levels + l).getType()));
+  results.push_back(expand(
       unpackHeadTiles(rw, loc, keyLoop.getResult(2 * levels), order.radices),
-      rows));
+      headOp.getResult(2 * levels).getType()));
   rw.replaceOp(headOp, results);
 }
 
 LogicalResult BackwardLowering::run() {
-  if (failed(checkLowerable(op.getQueryOffset())))
+  if (failed(checkLowerable(op.getQueryOffset(), /*dynamicSequences=*/true)))
     return failure();
   setShapes(cast<RankedTensorType>(op.getDout().getType()),
             cast<RankedTensorType>(op.getLse().getType()),
             op.getValue().getType().getDimSize(1), op.getFactors());
+  setSequenceSources(op.getDout(), 1, op.getValue(), 1);
+  llvm::append_range(resultInits, op.getDqueryInit());
+  llvm::append_range(resultInits, op.getDkeyInit());
+  resultInits.push_back(op.getDvalueInit());
   // Long sequences: each key tile streams the head's query side (queries,
   // dout and their transposes, dQ: about 7 Tq d floats) through the caches
   // once, which outgrows them from T = 8192 on; 4x wider key tiles stream it
@@ -286,10 +327,13 @@ LogicalResult BackwardLowering::run() {
   // at T = 8192 and 16384, no better at 4096, slower at 1024).
   if (tk >= kBackwardLongSequence)
     requestedK *= kBackwardLongKeyTileFactor;
-  chooseTileSizes();
-  keyTiles = tkPad / tileK;
-
   rw.setInsertionPoint(op);
+  chooseTileSizes();
+  if (tkPadValue)
+    keyTilesValue = arith::DivUIOp::create(rw, loc, tkPadValue, index(tileK));
+  else
+    keyTiles = tkPad / tileK;
+
   OnlineAttentionBackwardOp padded = padToWholeTiles();
   packOperands(padded);
 

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -45,7 +46,7 @@ public:
   LogicalResult run();
 
 private:
-  Value padTo(Value v, unsigned dim, int64_t size, Value padValue) {
+  Value padTo(Value v, unsigned dim, OpFoldResult size, Value padValue) {
     return padHigh(rw, loc, v, dim, size, padValue);
   }
   Value packTiles(Value src, int64_t tileLen, ArrayRef<int64_t> radices,
@@ -61,8 +62,34 @@ private:
   Value keyLength(Value b) {
     if (op.getLengths())
       return rowKeyLength(rw, loc, keyLengths, b);
+    if (tkValue)
+      return tkValue;
     return tkPad != tk ? index(tk) : Value();
   }
+  /// The running state padded: a fresh fill of the padded size when the
+  /// state is a fill of the pad value (the usual start: no copy), else
+  /// padTo.
+  Value padState(Value v, unsigned dim, OpFoldResult size, Value padValue) {
+    auto fill = v.getDefiningOp<linalg::FillOp>();
+    Attribute filled, pad;
+    if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&filled)) ||
+        !matchPattern(padValue, m_Constant(&pad)) || filled != pad ||
+        !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !ShapedType::isDynamic(tqPad))
+      return padTo(v, dim, size, padValue);
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rw, loc, v);
+    sizes[dim] = size;
+    Value empty = tensor::EmptyOp::create(rw, loc, sizes, elt);
+    return linalg::FillOp::create(rw, loc, padValue, empty).getResult(0);
+  }
+  /// The padded length of level `f`'s queries or keys.
+  OpFoldResult paddedQueries(int64_t f) {
+    return lengthOver(tqPad, tqPadValue, f);
+  }
+  OpFoldResult paddedKeys(int64_t f) {
+    return lengthOver(tkPad, tkPadValue, f);
+  }
+  OnlineAttentionOp withStaticTileState(OnlineAttentionOp tileOp);
 
   OnlineAttentionOp op;
   /// Packed once, read tile by tile (packTiles): queries B x H x Tq_l x d,
@@ -76,21 +103,52 @@ private:
 /// are dropped by the caller.
 OnlineAttentionOp ForwardLowering::padToWholeTiles() {
   Value zero = floatConstant(rw, loc, elt, 0.0);
-  SmallVector<Value> paddedQueries, paddedKeys;
+  SmallVector<Value> queryRows, keyRows;
   for (auto [l, f] : llvm::enumerate(factors)) {
-    paddedQueries.push_back(padTo(op.getQueries()[l], 1, tqPad / f, zero));
-    paddedKeys.push_back(padTo(op.getKeys()[l], 1, tkPad / f, zero));
+    queryRows.push_back(padTo(op.getQueries()[l], 1, paddedQueries(f), zero));
+    keyRows.push_back(padTo(op.getKeys()[l], 1, paddedKeys(f), zero));
   }
-  keyLengths = clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
-  Value acc = padTo(op.getAcc(), 1, tqPad, zero);
-  Value max =
-      padTo(op.getMax(), 2, tqPad, lowestFinite(rw, loc, cast<FloatType>(elt)));
-  Value sum = padTo(op.getSum(), 2, tqPad, zero);
+  keyLengths =
+      tkValue ? clampedKeyLengths(rw, loc, op.getLengths(), batch, tkValue)
+              : clampedKeyLengths(rw, loc, op.getLengths(), batch, tk, tkPad);
+  Value acc = padState(op.getAcc(), 1, paddedQueries(1), zero);
+  Value max = padState(op.getMax(), 2, paddedQueries(1),
+                       lowestFinite(rw, loc, cast<FloatType>(elt)));
+  Value sum = padState(op.getSum(), 2, paddedQueries(1), zero);
   return OnlineAttentionOp::create(
       rw, loc, TypeRange{acc.getType(), max.getType(), sum.getType()},
-      paddedQueries, paddedKeys, padTo(op.getValue(), 1, tkPad, zero),
+      queryRows, keyRows, padTo(op.getValue(), 1, paddedKeys(1), zero),
       keyLengths, /*query_offset=*/Value(), /*key_offset=*/Value(), acc, max,
       sum, op.getFactorsAttr(), op.getCausalAttr());
+}
+
+/// A query tile of a dynamic sequence has dynamic sizes (upstream tiling
+/// bounds each by min(tile-q, Tpad - i0)), yet every tile of the padded op
+/// is whole: its accumulator and running rows are cast to their static
+/// tile shapes, so that the key loop and the tile algorithm stay static.
+OnlineAttentionOp
+ForwardLowering::withStaticTileState(OnlineAttentionOp tileOp) {
+  SmallVector<Type> staticTypes = {type({1, tileQ, headDim}),
+                                   type({1, 1, tileQ}), type({1, 1, tileQ})};
+  if (TypeRange(tileOp->getResultTypes()) == TypeRange(staticTypes))
+    return tileOp;
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPoint(tileOp);
+  auto cast = [&](Value v, Type t) -> Value {
+    return v.getType() == t ? v : tensor::CastOp::create(rw, loc, t, v);
+  };
+  auto staticOp = OnlineAttentionOp::create(
+      rw, loc, staticTypes, tileOp.getQueries(), tileOp.getKeys(),
+      tileOp.getValue(), tileOp.getLengths(), tileOp.getQueryOffset(),
+      tileOp.getKeyOffset(), cast(tileOp.getAcc(), staticTypes[0]),
+      cast(tileOp.getMax(), staticTypes[1]),
+      cast(tileOp.getSum(), staticTypes[2]), tileOp.getFactorsAttr(),
+      tileOp.getCausalAttr());
+  SmallVector<Value> results;
+  for (auto [r, old] : llvm::zip(staticOp->getResults(), tileOp->getResults()))
+    results.push_back(cast(r, old.getType()));
+  rw.replaceOp(tileOp, results);
+  return staticOp;
 }
 
 /// Replaces one key-tile op (one batch row `b`, head `h`, tile-q x tile-k)
@@ -145,7 +203,7 @@ void ForwardLowering::splitKeyLoop(scf::ForOp keyLoop, Value b, Value h,
   rw.setInsertionPoint(keyLoop);
   Value keyLength = this->keyLength(b);
   if (!keyLength)
-    keyLength = index(tk);
+    keyLength = tkValue ? tkValue : index(tk);
   Value keyEnd = keyLength;
   if (op.getCausal())
     keyEnd = arith::MinSIOp::create(
@@ -176,20 +234,24 @@ void ForwardLowering::splitKeyLoop(scf::ForOp keyLoop, Value b, Value h,
 }
 
 LogicalResult ForwardLowering::run() {
-  if (failed(checkLowerable(op.getQueryOffset())))
+  if (failed(checkLowerable(op.getQueryOffset(), /*dynamicSequences=*/true)))
     return failure();
   setShapes(cast<RankedTensorType>(op.getAcc().getType()),
             cast<RankedTensorType>(op.getMax().getType()),
             op.getValue().getType().getDimSize(1), op.getFactors());
+  setSequenceSources(op.getAcc(), 1, op.getValue(), 1);
+  resultInits = {op.getAcc(), op.getMax(), op.getSum()};
+  rw.setInsertionPoint(op);
   chooseTileSizes();
 
-  rw.setInsertionPoint(op);
   OnlineAttentionOp padded = padToWholeTiles();
 
   // Packed once, before the loops (packTiles).
   rw.setInsertionPoint(padded);
   for (auto [l, f] : llvm::enumerate(factors)) {
-    queries.push_back(packTiles(padded.getQueries()[l], tqPad / f, {},
+    // One tile of the whole (padded) sequence: tileLen 0 when dynamic.
+    int64_t whole = ShapedType::isDynamic(tqPad) ? 0 : tqPad / f;
+    queries.push_back(packTiles(padded.getQueries()[l], whole, {},
                                 /*transposed=*/false));
     keys.push_back(packTiles(padded.getKeys()[l], tileK / f,
                              order.radicesAbove(f), /*transposed=*/true));
@@ -211,7 +273,8 @@ LogicalResult ForwardLowering::run() {
   if (failed(outer))
     return op.emitOpError("tiling over (batch, head, query tile) failed");
   rw.replaceOp(padded, outer->replacements);
-  auto queryTileOp = cast<OnlineAttentionOp>(outer->tiledOps.front());
+  auto queryTileOp =
+      withStaticTileState(cast<OnlineAttentionOp>(outer->tiledOps.front()));
   // The tile's batch row and head: the offsets of its slice of `max`.
   FailureOr<std::pair<Value, Value>> bh =
       batchAndHead(queryTileOp, queryTileOp.getMax());

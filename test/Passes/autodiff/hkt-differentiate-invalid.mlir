@@ -19,8 +19,8 @@ func.func @generic(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Dynamic shapes are not supported yet.
-// expected-error @+1 {{hkt-differentiate: arguments and results must be ranked tensors of static shape, got 'tensor<?xf32>'}}
+// A dynamic shape needs its symbols (hkt.dims): the gradients take them.
+// expected-error @+1 {{hkt-differentiate: an argument or result of dynamic shape needs 'hkt.dims' (its gradient takes its symbols), got 'tensor<?xf32>'}}
 func.func @dynamic(%a: tensor<?xf32>) -> tensor<?xf32> {
   return %a : tensor<?xf32>
 }

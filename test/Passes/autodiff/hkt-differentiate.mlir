@@ -278,3 +278,24 @@ func.func @fused_attention_lse(%q0: tensor<1x8x4xf32>, %k0: tensor<1x8x4xf32>, %
   %y, %lse = hkt.fused_attention ins(%q0 : tensor<1x8x4xf32>) keys(%k0 : tensor<1x8x4xf32>) values(%v : tensor<1x8x4xf32>) weights(%w : tensor<2x1xf32>) outs(%o, %l : tensor<1x8x4xf32>, tensor<1x2x8xf32>) {factors = array<i64: 1>} -> tensor<1x8x4xf32>, tensor<1x2x8xf32>
   return %y, %lse : tensor<1x8x4xf32>, tensor<1x2x8xf32>
 }
+
+// -----
+
+// A dynamic sequence length: dy takes y's symbol with x's bound, dx takes
+// x's symbol, and every tensor the adjoint builds takes its sizes from the
+// values (the spread of dout is ceil((T + k - 1) / s) positions).
+// CHECK-LABEL: func.func @dynamic_length_grad
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x?x4xf32> {hkt.bounds = array<i64: 1, 16, 4>, hkt.dims = ["", "T", ""], hkt.name = "x"}
+// CHECK-SAME: %[[DY:[^:]+]]: tensor<1x?x4xf32> {hkt.bounds = array<i64: 1, 16, 4>, hkt.dims = ["", "T", ""], hkt.name = "dy"})
+// CHECK-SAME: -> (tensor<1x?x4xf32> {hkt.dims = ["", "T", ""], hkt.name = "dx"}, tensor<4x3xf32> {hkt.name = "dw"}, tensor<4xf32> {hkt.name = "db"})
+// CHECK: %[[T:.+]] = tensor.dim %[[X]]
+// CHECK: %[[N:.+]] = arith.ceildivui
+// CHECK: tensor.empty(%[[N]]) : tensor<1x?x1x4xf32>
+// CHECK: tensor.insert_slice %[[DY]] into
+func.func @dynamic_length(%x: tensor<1x?x4xf32> {hkt.name = "x", hkt.dims = ["", "T", ""], hkt.bounds = array<i64: 1, 16, 4>}, %w: tensor<4x3xf32> {hkt.name = "w"}, %b: tensor<4xf32> {hkt.name = "b"}) -> (tensor<1x?x4xf32> {hkt.name = "y", hkt.dims = ["", "T", ""]}) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %x, %c1 : tensor<1x?x4xf32>
+  %e = tensor.empty(%t) : tensor<1x?x4xf32>
+  %y = hkt.downsample ins(%x, %w, %b : tensor<1x?x4xf32>, tensor<4x3xf32>, tensor<4xf32>) outs(%e : tensor<1x?x4xf32>) stride = 1 -> tensor<1x?x4xf32>
+  return %y : tensor<1x?x4xf32>
+}

@@ -291,13 +291,17 @@ func.func @softmax_over_queries(%q0: tensor<1x5x4xf32>, %k0: tensor<1x5x4xf32>, 
 
 // -----
 
-// Dynamic sequence lengths: the online form is static today, so the chain is
-// left to the reference path.
-// CHECK-LABEL: func.func @dynamic_length
+// A dynamic sequence length fuses: the online form tiles the sequence, and
+// its destinations take their sizes from the operands.
 // FUSED-LABEL: func.func @dynamic_length
-// FUSED-NOT: hkt.fused_attention
-// CHECK-NOT: hkt.online_attention
-// CHECK: hkt.attend
+// FUSED: %[[T:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<1x2x?x?xf32>
+// FUSED: %[[LSE:.+]] = tensor.empty(%[[T]]) : tensor<1x2x?xf32>
+// FUSED: hkt.fused_attention ins(%{{[^ ,]+}} : tensor<1x?x4xf32>)
+// FUSED-SAME: outs(%{{[^ ,]+}}, %[[LSE]] : tensor<1x?x4xf32>, tensor<1x2x?xf32>)
+// FUSED-NOT: hkt.attend
+// CHECK-LABEL: func.func @dynamic_length
+// CHECK: hkt.online_attention
+// CHECK-SAME: -> tensor<1x?x4xf32>, tensor<1x2x?xf32>, tensor<1x2x?xf32>
 func.func @dynamic_length(%q: tensor<1x?x4xf32>, %k: tensor<1x?x4xf32>, %v: tensor<1x?x4xf32>, %theta: tensor<2x1xf32>, %e: tensor<1x2x?x?xf32>, %o: tensor<1x?x4xf32>) -> tensor<1x?x4xf32> {
   %s = hkt.level_scores ins(%q, %k : tensor<1x?x4xf32>, tensor<1x?x4xf32>) outs(%e : tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
   %f = hkt.convex_fuse ins(%s : tensor<1x2x?x?xf32>) theta(%theta : tensor<2x1xf32>) outs(%e : tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
@@ -305,4 +309,22 @@ func.func @dynamic_length(%q: tensor<1x?x4xf32>, %k: tensor<1x?x4xf32>, %v: tens
   %p = linalg.softmax dimension(3) ins(%m : tensor<1x2x?x?xf32>) outs(%e : tensor<1x2x?x?xf32>) -> tensor<1x2x?x?xf32>
   %a = hkt.attend ins(%p, %v : tensor<1x2x?x?xf32>, tensor<1x?x4xf32>) outs(%o : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
   return %a : tensor<1x?x4xf32>
+}
+
+// -----
+
+// A dynamic batch is not tiled by the online form (the CPU lowering splits
+// rows by batch and head statically): the chain stays on the reference path.
+// CHECK-LABEL: func.func @dynamic_batch
+// FUSED-LABEL: func.func @dynamic_batch
+// FUSED-NOT: hkt.fused_attention
+// CHECK-NOT: hkt.online_attention
+// CHECK: hkt.attend
+func.func @dynamic_batch(%q: tensor<?x5x4xf32>, %k: tensor<?x5x4xf32>, %v: tensor<?x5x4xf32>, %theta: tensor<2x1xf32>, %e: tensor<?x2x5x5xf32>, %o: tensor<?x5x4xf32>) -> tensor<?x5x4xf32> {
+  %s = hkt.level_scores ins(%q, %k : tensor<?x5x4xf32>, tensor<?x5x4xf32>) outs(%e : tensor<?x2x5x5xf32>) -> tensor<?x2x5x5xf32>
+  %f = hkt.convex_fuse ins(%s : tensor<?x2x5x5xf32>) theta(%theta : tensor<2x1xf32>) outs(%e : tensor<?x2x5x5xf32>) -> tensor<?x2x5x5xf32>
+  %m = hkt.mask ins(%f : tensor<?x2x5x5xf32>) outs(%e : tensor<?x2x5x5xf32>) {causal = true} -> tensor<?x2x5x5xf32>
+  %p = linalg.softmax dimension(3) ins(%m : tensor<?x2x5x5xf32>) outs(%e : tensor<?x2x5x5xf32>) -> tensor<?x2x5x5xf32>
+  %a = hkt.attend ins(%p, %v : tensor<?x2x5x5xf32>, tensor<?x5x4xf32>) outs(%o : tensor<?x5x4xf32>) -> tensor<?x5x4xf32>
+  return %a : tensor<?x5x4xf32>
 }

@@ -81,6 +81,168 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A whole matmul whose rows are dynamic (a layer compiled for every
+  // sequence length): thread blocks and cache tiles as @hkt_gemm (the last
+  // block may be short), then column panels of regN and, inside, the rows
+  // in register tiles of regM: that loop is peeled, so that its main part
+  // holds whole register tiles (static, vectorised as @hkt_gemm's, K in
+  // steps of regK) and the rest, fewer than regM rows of a block, stays
+  // scalar.
+  transform.named_sequence @hkt_gemm_dynamic(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly}) {
+    %cache = transform.include @hkt_gemm_blocks failures(propagate)
+        (%mm, %rows, %cacheN, %cacheK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> !transform.any_op
+    %panel, %loopN = transform.structured.tile_using_for %cache
+        tile_sizes [0, %regN, 0]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    %rowTile, %loopM = transform.structured.tile_using_for %panel
+        tile_sizes [%regM, 0, 0]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    %rowLoop = transform.cast %loopM
+        : !transform.any_op to !transform.op<"scf.for">
+    %main, %rest = transform.loop.peel %rowLoop
+        : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %main {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %whole = transform.structured.match ops{["linalg.matmul"]} in %main
+        : (!transform.any_op) -> !transform.any_op
+    %reg, %loopK = transform.structured.tile_using_for %whole
+        tile_sizes [0, 0, %regK]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %reg : !transform.any_op
+    transform.yield
+  }
+
+  // A whole matmul whose reduction (K) is dynamic: a weight gradient
+  // A^T dC summed over a dynamic sequence. Thread blocks and cache tiles as
+  // @hkt_gemm; the K loop of the cache tiles is peeled (@hkt_gemm_k_blocks):
+  // whole cache tiles take @hkt_gemm's register tiles, the last, shorter
+  // one @hkt_gemm_k_rest.
+  transform.named_sequence @hkt_gemm_dynamic_k(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly}) {
+    %main, %rest = transform.include @hkt_gemm_k_blocks failures(propagate)
+        (%mm, %rows, %cacheN, %cacheK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%main, %regM, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    transform.include @hkt_gemm_k_rest failures(propagate)
+        (%rest, %regM, %regN)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> ()
+    transform.yield
+  }
+
+  // @hkt_gemm_dynamic_k with the rows of a block split as @hkt_gemm_split.
+  transform.named_sequence @hkt_gemm_dynamic_k_split(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly},
+      %regK: !transform.param<i64> {transform.readonly},
+      %split: !transform.param<i64> {transform.readonly},
+      %regM2: !transform.param<i64> {transform.readonly}) {
+    %main, %rest = transform.include @hkt_gemm_k_blocks failures(propagate)
+        (%mm, %rows, %cacheN, %cacheK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %mainParts = transform.structured.split %main after %split { dimension = 0 }
+        : !transform.any_op, !transform.param<i64>
+    %main1, %main2 = transform.split_handle %mainParts
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%main1, %regM, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    transform.include @hkt_gemm_registers failures(propagate)
+        (%main2, %regM2, %regN, %regK)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    %restParts = transform.structured.split %rest after %split { dimension = 0 }
+        : !transform.any_op, !transform.param<i64>
+    %rest1, %rest2 = transform.split_handle %restParts
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @hkt_gemm_k_rest failures(propagate)
+        (%rest1, %regM, %regN)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> ()
+    transform.include @hkt_gemm_k_rest failures(propagate)
+        (%rest2, %regM2, %regN)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> ()
+    transform.yield
+  }
+
+  // The blocks and cache tiles of a dynamic-K matmul, the K loop peeled:
+  // returns the matmul of a whole cache tile (static) and that of the last
+  // one (K dynamic, shorter than cacheK).
+  transform.named_sequence @hkt_gemm_k_blocks(
+      %mm: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly},
+      %cacheN: !transform.param<i64> {transform.readonly},
+      %cacheK: !transform.param<i64> {transform.readonly})
+      -> (!transform.any_op, !transform.any_op) {
+    %block, %forall = transform.structured.tile_using_forall %mm
+        tile_sizes [%rows, 0, 0]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op)
+    %cache, %loopK, %loopN = transform.structured.tile_using_for %block
+        tile_sizes [0, %cacheN, %cacheK] interchange = [0, 2, 1]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %kLoop = transform.cast %loopK
+        : !transform.any_op to !transform.op<"scf.for">
+    %mainLoop, %restLoop = transform.loop.peel %kLoop
+        : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %mainLoop {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %main = transform.structured.match ops{["linalg.matmul"]} in %mainLoop
+        : (!transform.any_op) -> !transform.any_op
+    %rest = transform.structured.match ops{["linalg.matmul"]} in %restLoop
+        : (!transform.any_op) -> !transform.any_op
+    transform.yield %main, %rest : !transform.any_op, !transform.any_op
+  }
+
+  // The last cache tile of a dynamic-K matmul: register tiles as
+  // @hkt_gemm_registers with K steps of 1 (every step whole, so static and
+  // vectorised; a peeled loop of regK steps keeps a min here that MLIR 22's
+  // peeling does not simplify).
+  transform.named_sequence @hkt_gemm_k_rest(
+      %rest: !transform.any_op {transform.consumed},
+      %regM: !transform.param<i64> {transform.readonly},
+      %regN: !transform.param<i64> {transform.readonly}) {
+    %step, %loops:3 = transform.structured.tile_using_for %rest
+        tile_sizes [%regM, %regN, 1] interchange = [1, 0, 2]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op)
+    transform.structured.vectorize %step : !transform.any_op
+    transform.yield
+  }
+
   // The thread blocks and cache tiles of a whole matmul; returns the matmul
   // of one cache tile.
   transform.named_sequence @hkt_gemm_blocks(

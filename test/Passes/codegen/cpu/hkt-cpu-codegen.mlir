@@ -149,3 +149,53 @@ func.func @unpadded_rows(%a: memref<256x64xf32>, %b: memref<64x32xf32>, %c: memr
   linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x32xf32>) outs(%c : memref<256x32xf32>)
   return
 }
+
+// A dynamic sequence length. A matmul with dynamic rows (a projection):
+// blocks of 60 rows (whole 6-row register tiles) over the threads; in each
+// column panel the register tiles' row loop is peeled: whole tiles are
+// vectorised as a static matmul's, the rest (< 6 rows) stays a matmul.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: scf.forall (%{{.+}}) in (%{{.+}})
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} : memref<?x32xf32>, vector<6x16xf32>
+// CHECK: iter_args(%{{.+}} = %{{.+}}) -> (vector<6x16xf32>)
+// CHECK-COUNT-24: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<6x16xf32>, memref<?x32xf32>
+// CHECK: linalg.matmul ins({{.*}} : memref<?x64xf32, strided<[64, 1], offset: ?>>, memref<64x16xf32, strided<[32, 1], offset: ?>>)
+func.func @dynamic_rows(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// A matmul with a dynamic reduction (a weight gradient summed over the
+// sequence): the cache tiles' K loop is peeled; whole cache tiles take the
+// static register tiles (K in steps of 4), the last one steps of 1.
+// CHECK-LABEL: func.func @dynamic_reduction
+// CHECK: scf.forall (%{{.+}}) in (2)
+// CHECK: iter_args(%{{.+}} = %{{.+}}) -> (vector<6x16xf32>)
+// CHECK: vector.transfer_read {{.*}} : memref<128x?xf32>, vector<6x4xf32>
+// CHECK: iter_args(%{{.+}} = %{{.+}}) -> (vector<4x16xf32>)
+// CHECK: vector.transfer_read {{.*}} : memref<128x?xf32>, vector<6x1xf32>
+// CHECK: vector.transfer_read {{.*}} : memref<128x?xf32>, vector<4x1xf32>
+// CHECK-NOT: linalg.matmul
+func.func @dynamic_reduction(%a: memref<128x?xf32>, %b: memref<?x32xf32>, %c: memref<128x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x?xf32>, memref<?x32xf32>) outs(%c : memref<128x32xf32>)
+  return
+}
+
+// An elementwise op outside the loop nests with a dynamic sequence: split
+// across threads in blocks of 64 rows of the sequence, vectorised row by
+// row.
+// CHECK-LABEL: func.func @dynamic_rows_split
+// CHECK: scf.forall (%{{.+}}) in (%{{.+}})
+// CHECK: vector.transfer_read {{.*}} : memref<2x?x64xf32>, vector<1x1x64xf32>
+// CHECK-NOT: linalg.generic
+#dyn_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @dynamic_rows_split(%a: memref<2x?x64xf32>, %c: memref<2x?x64xf32>) {
+  linalg.generic {indexing_maps = [#dyn_id, #dyn_id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : memref<2x?x64xf32>) outs(%c : memref<2x?x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.mulf %x, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -337,3 +337,26 @@ func.func @backward_long(%q0: tensor<1x8192x64xf32>, %v: tensor<1x8192x64xf32>, 
   %g:3 = hkt.online_attention_backward ins(%q0 : tensor<1x8192x64xf32>) keys(%q0 : tensor<1x8192x64xf32>) values(%v : tensor<1x8192x64xf32>) grads(%v : tensor<1x8192x64xf32>) stats(%lse, %lse : tensor<1x2x8192xf32>, tensor<1x2x8192xf32>) outs(%z0 : tensor<1x8192x64xf32>) key_grads(%z0 : tensor<1x8192x64xf32>) value_grad(%z0 : tensor<1x8192x64xf32>) {causal = true, factors = array<i64: 1>} -> (tensor<1x8192x64xf32>), (tensor<1x8192x64xf32>), tensor<1x8192x64xf32>
   return %g#2 : tensor<1x8192x64xf32>
 }
+
+// -----
+
+// A dynamic sequence length (hkt-compile --max-seq-len): the padded length
+// ceil(T / 64) * 64 is computed at run time, the key lengths are clamped to
+// the real T, and each query tile's running state is cast to its static
+// tile shape (every tile of the padded op is whole), so the tile algorithm
+// stays static.
+// DEFAULT-LABEL: func.func @dynamic_length
+// DEFAULT: %[[T:.+]] = tensor.dim %{{.+}}, %{{.+}} : tensor<2x?x8xf32>
+// DEFAULT: %[[TILES:.+]] = arith.ceildivui %[[T]], %{{.+}} : index
+// DEFAULT: tensor.pad %{{.+}} low[0, 0, 0] high[0, %{{.+}}, 0]
+// DEFAULT: } : tensor<2x?x8xf32> to tensor<2x?x8xf32>
+// DEFAULT: arith.index_cast %{{.+}} : index to i32
+// DEFAULT: arith.minsi
+// DEFAULT: scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, %{{.+}}) step (1, 1, 64)
+// DEFAULT: tensor.cast %{{.+}} : tensor<1x1x?xf32> to tensor<1x1x64xf32>
+// DEFAULT: tensor.cast %{{.+}} : tensor<1x?x4xf32> to tensor<1x64x4xf32>
+// DEFAULT: tensor.extract_slice {{.*}} : tensor<2x?x8xf32> to tensor<2x?x8xf32>
+func.func @dynamic_length(%q0: tensor<2x?x8xf32>, %q1: tensor<2x?x8xf32>, %k0: tensor<2x?x8xf32>, %k1: tensor<2x?x8xf32>, %v: tensor<2x?x8xf32>, %len: tensor<2xi32>, %a: tensor<2x?x8xf32>, %m: tensor<2x2x?xf32>, %s: tensor<2x2x?xf32>) -> (tensor<2x?x8xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>) {
+  %acc, %max, %sum = hkt.online_attention ins(%q0, %q1 : tensor<2x?x8xf32>, tensor<2x?x8xf32>) keys(%k0, %k1 : tensor<2x?x8xf32>, tensor<2x?x8xf32>) values(%v : tensor<2x?x8xf32>) lengths(%len : tensor<2xi32>) outs(%a, %m, %s : tensor<2x?x8xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>) {causal = true, factors = array<i64: 1, 2>} -> tensor<2x?x8xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>
+  return %acc, %max, %sum : tensor<2x?x8xf32>, tensor<2x2x?xf32>, tensor<2x2x?xf32>
+}
