@@ -186,9 +186,12 @@ class Bench:
         if not self.args.quiet:
             print("bench.py: " + text, file=sys.stderr, flush=True)
 
-    def measure(self, what, t, causal, levels, hybrid, pipeline, grad=False):
+    def measure(self, what, t, causal, levels, hybrid, pipeline, grad=False,
+                bound=None):
         """Compiles and times one layer (with `grad`, its gradient call:
-        forward and backward); returns hkt-run's JSON record."""
+        forward and backward; with `bound`, the module compiled once for
+        every length up to it, hkt-compile --max-seq-len, run at T = t);
+        returns hkt-run's JSON record."""
         a = self.args
         if grad:
             need = gradient_bytes(a.batch, a.heads, t, a.dim, levels, pipeline)
@@ -202,9 +205,10 @@ class Bench:
                 self.progress("%s T=%d causal=%s: skipped (reference needs ~%.1f GiB)"
                               % (what, t, causal, need / 2**30))
                 raise Skipped()
-        name = "%s-%s-T%d-%s%s" % (what.replace(" ", "-"), pipeline, t,
-                                   "causal" if causal else "full",
-                                   "-grad" if grad else "")
+        name = "%s-%s-%s-%s%s" % (what.replace(" ", "-"), pipeline,
+                                  "T%d" % t if bound is None else "max%d" % bound,
+                                  "causal" if causal else "full",
+                                  "-grad" if grad else "")
         cfg = os.path.join(self.workdir, name + ".json")
         out = os.path.join(self.workdir, name)
         with open(cfg, "w") as f:
@@ -217,8 +221,14 @@ class Bench:
         label = "pipeline %s" % pipeline
         extra_compile = ["--backward"] if grad else []
         extra_run = ["--grads", out + ".grads.safetensors"] if grad else []
-        self.call([self.compile_tool, "--layer", cfg, "--pipeline", pipeline,
-                   "-o", out] + extra_compile, "hkt-compile, " + label)
+        if bound is not None:
+            label += ", --max-seq-len %d" % bound
+            extra_compile += ["--max-seq-len", str(bound)]
+            extra_run += ["--size", "T=%d" % t]
+        # A module for every length is compiled once.
+        if bound is None or not os.path.isdir(out):
+            self.call([self.compile_tool, "--layer", cfg, "--pipeline", pipeline,
+                       "-o", out] + extra_compile, "hkt-compile, " + label)
         n = a.repeat if t < LARGE_T else min(a.repeat, LARGE_REPEAT)
         stdout = self.call([self.run_tool, out, "--random", "1", "--threads",
                             str(a.threads), "--bench", str(n), "--quiet"]
@@ -291,7 +301,8 @@ def fmt(value, digits):
 COLUMNS = ["T", "causal", "HKT fused ms", "HKT GFLOP/s", "MHA fused ms",
            "MHA GFLOP/s", "HKT/MHA time", "HKT reference ms",
            "fused speed-up", "HKT peak RSS MiB", "HKT RSS above inputs MiB",
-           "HKT fwd+bwd ms", "fwd+bwd / fwd", "fwd+bwd RSS above inputs MiB"]
+           "HKT fwd+bwd ms", "fwd+bwd / fwd", "fwd+bwd RSS above inputs MiB",
+           "dynamic T / static"]
 
 
 def main(argv):
@@ -328,6 +339,11 @@ def main(argv):
                 grad, grad_cell = cell_of(lambda: bench.measure(
                     "HKT", t, causal, args.levels, True, args.fused_pipeline,
                     grad=True))
+                # The module for every length up to the largest size, at
+                # this T, right after the static one (same minutes).
+                dyn, dyn_cell = cell_of(lambda: bench.measure(
+                    "HKT", t, causal, args.levels, True, args.fused_pipeline,
+                    bound=max(args.sizes)))
 
                 hkt_flops = layer_flops(args.batch, t, args.dim, args.levels,
                                         STRIDE, causal)
@@ -360,6 +376,7 @@ def main(argv):
                     fmt(ratio(ms(grad), ms(hkt)), 2),
                     grad_cell or fmt((grad["max_rss_mb"] - grad["inputs_mb"])
                                      if grad else None, 1),
+                    dyn_cell or fmt(ratio(ms(dyn), ms(hkt)), 3),
                 ])
         # Again at the end: on a shared machine the two may differ.
         peak_after = fma_peak(args.threads, workdir)
@@ -389,9 +406,11 @@ def main(argv):
                                     args.levels, STRIDE, KERNEL, CONV_KERNEL),
         "timing: median of %d calls after one warm-up (at most %d for T >= %d); "
         "fused pipeline '%s'; reference skipped above %g GiB, gradient "
-        "call above %g GiB"
+        "call above %g GiB; dynamic T: HKT compiled once with --max-seq-len "
+        "%d, run at each T (its time over the static module's)"
         % (args.repeat, min(args.repeat, LARGE_REPEAT), LARGE_T,
-           args.fused_pipeline, args.reference_max_gb, args.gradient_max_gb),
+           args.fused_pipeline, args.reference_max_gb, args.gradient_max_gb,
+           max(args.sizes)),
     ]
     out = []
     if args.markdown:
