@@ -178,7 +178,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
     """One gradient module with a dynamic T <= --max-seq-len, run at every
     length of --seq-lens on fresh inputs: each gradient against the float64
     reference (--tol) and against a module compiled for that static length
-    (the same numbers: bitwise, or within 1e-6 on the reference's scale,
+    (the same numbers: bitwise, or within 1e-5 on the reference's scale,
     gradients that are round-off in float64 terms aside). A failure prints
     d<name>=<error vs reference>/<error vs static>."""
     N = args.max_seq_len
@@ -231,8 +231,12 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             vs_static = gradient_errors(
                 args, {n: got["static"][n].astype(np.float64) for n in ref},
                 aux, got["dynamic"])
-            # Within 1e-6 of the static module's gradients, each on the
-            # scale of its reference error. Not for a gradient that is
+            # Within 1e-5 of the static module's gradients, each on the
+            # scale of its reference error (the forward's bound is 1e-6; a
+            # gradient is a float32 sum over every row in another order,
+            # tiles of 64 keys here and of T statically: up to 5.6e-7 was
+            # seen at T = 2, too close to 1e-6 for a test on fresh seeds).
+            # Not for a gradient that is
             # round-off in float64 terms (its value under 1% of that scale:
             # at T = 1 the gradients through dS are exactly zero, and what
             # both modules return is round-off, of tiles of 4 keys
@@ -247,7 +251,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             nonfinite = sorted(n for n, g in got["dynamic"].items()
                                if not np.isfinite(g).all())
             ok = (not nonfinite and all(e <= args.tol for e in errors.values())
-                  and worst_static <= 1e-6)
+                  and worst_static <= 1e-5)
             line = "%s pipeline=%s max_seq_len=%d T=%d worst=d%s rel_err=%.3g vs_static=%s" % (
                 head, pipeline, N, T, worst, errors[worst],
                 "bitwise" if bitwise else "%.3g" % worst_static)
@@ -258,7 +262,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
                 print(line + " OK")
             else:
                 failed = True
-                print(line + " FAIL (tol %g; static within 1e-6): %s%s" % (
+                print(line + " FAIL (tol %g; static within 1e-5): %s%s" % (
                     args.tol, " ".join("d%s=%.3g/%.3g" % (n, errors[n], vs_static[n])
                                        for n in sorted(errors)),
                     "".join(" non-finite d%s" % n for n in nonfinite)))
