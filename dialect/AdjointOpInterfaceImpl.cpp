@@ -55,24 +55,7 @@ Value genericLike(OpBuilder &b, Location loc, Value like, ValueRange inputs,
                   ArrayRef<utils::IteratorType> iterators, GenericBodyFn body) {
   bool reduces = llvm::is_contained(iterators, kRed);
   Value init = reduces ? zerosLike(b, loc, like) : emptyLike(b, loc, like);
-  return linalg::GenericOp::create(
-             b, loc, like.getType(), inputs, ValueRange{init}, maps, iterators,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value v = body(nb, l, args.drop_back());
-               if (reduces)
-                 v = arith::AddFOp::create(nb, l, args.back(), v);
-               linalg::YieldOp::create(nb, l, v);
-             })
-      .getResult(0);
-}
-
-/// `x * f` on sizes, folded when static.
-OpFoldResult mulSize(OpBuilder &b, Location loc, OpFoldResult x, int64_t f) {
-  if (std::optional<int64_t> c = getConstantIntValue(x))
-    return b.getIndexAttr(*c * f);
-  return arith::MulIOp::create(b, loc, cast<Value>(x),
-                               arith::ConstantIndexOp::create(b, loc, f))
-      .getResult();
+  return genericInto(b, loc, init, inputs, maps, iterators, body);
 }
 
 /// The identity map over `rank` loops.

@@ -106,6 +106,16 @@ inline OpFoldResult addToSize(OpBuilder &b, Location loc, OpFoldResult size,
       .getResult();
 }
 
+/// `size * factor`, folded when `size` is static.
+inline OpFoldResult mulSize(OpBuilder &b, Location loc, OpFoldResult size,
+                            int64_t factor) {
+  if (auto attr = dyn_cast<Attribute>(size))
+    return b.getIndexAttr(cast<IntegerAttr>(attr).getInt() * factor);
+  return arith::MulIOp::create(b, loc, cast<Value>(size),
+                               arith::ConstantIndexOp::create(b, loc, factor))
+      .getResult();
+}
+
 /// `x` (B x T x D) inside zeros of B x (before + T + after) x D: causal
 /// left padding (`before`) and the room a transposed convolution reads past
 /// the end (`after`). B and T may be dynamic.
@@ -138,6 +148,24 @@ using GenericBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// one map per input and then the output's. With reduction iterators the
 /// output starts at zero and the body's value is added to it; otherwise the
 /// body's value is the result.
+/// A linalg.generic on tensors into `init`: with reduction iterators the
+/// body's value is added to the output, otherwise it is the output.
+inline Value genericInto(OpBuilder &b, Location loc, Value init,
+                         ValueRange inputs, ArrayRef<AffineMap> maps,
+                         ArrayRef<utils::IteratorType> iterators,
+                         GenericBodyFn body) {
+  bool reduces = llvm::is_contained(iterators, kRed);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, ValueRange{init}, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value v = body(nb, l, args.drop_back());
+               if (reduces)
+                 v = arith::AddFOp::create(nb, l, args.back(), v);
+               linalg::YieldOp::create(nb, l, v);
+             })
+      .getResult(0);
+}
+
 /// The sizes of a result of `type` that a generic with `inputs` and `maps`
 /// (the output's last) computes: a dynamic dimension takes the size of an
 /// input dimension indexed by the same loop. Empty when one has none.
@@ -189,15 +217,7 @@ inline Value tensorGeneric(OpBuilder &b, Location loc, RankedTensorType type,
           linalg::FillOp::create(b, loc, floatConstant(b, loc, elt, 0.0), init)
               .getResult(0);
   }
-  return linalg::GenericOp::create(
-             b, loc, type, inputs, ValueRange{init}, maps, iterators,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value v = body(nb, l, args.drop_back());
-               if (reduces)
-                 v = arith::AddFOp::create(nb, l, args.back(), v);
-               linalg::YieldOp::create(nb, l, v);
-             })
-      .getResult(0);
+  return genericInto(b, loc, init, inputs, maps, iterators, body);
 }
 
 /// SPEC 5, the one mask predicate of every lowering: true when key position

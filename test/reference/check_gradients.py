@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
-                         read_safetensors, run_tool, sharpen_params,
+                         read_safetensors, run_tool, seq_lens, sharpen_params,
                          write_safetensors)
 from hkt_seed import pick_seed  # noqa: E402
 
@@ -181,13 +181,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
     (the same numbers: bitwise, or within 1e-5 on the reference's scale,
     gradients that are round-off in float64 terms aside). A failure prints
     d<name>=<error vs reference>/<error vs static>."""
-    N = args.max_seq_len
-    try:
-        lens = [int(v) for v in args.seq_lens.split(",")]
-    except ValueError:
-        raise CheckError("--seq-lens: expected a comma list of integers")
-    if any(t < 1 or t > N for t in lens):
-        raise CheckError("--seq-lens: lengths must lie in [1, %d]: %s" % (N, lens))
+    N, lens = seq_lens(args)
     B, D = user_cfg["batch"], user_cfg["dim"]
     wd = args.workdir
     os.makedirs(wd, exist_ok=True)
@@ -333,21 +327,7 @@ def main(argv):
         elif args.precompiled:
             moddir = args.precompiled
         else:
-            tiles = []
-            if pipeline == "fused":
-                if args.tile_q:
-                    tiles += ["--tile-q", str(args.tile_q)]
-                if args.tile_k:
-                    tiles += ["--tile-k", str(args.tile_k)]
-            if args.cpu:
-                tiles += ["--cpu", args.cpu]
-            if args.target != "cpu":
-                tiles += ["--target", args.target]
-            if args.precision != "f32":
-                tiles += ["--precision", args.precision]
-            run_tool([args.hkt_compile, "--layer", layer_json, "--backward",
-                      "--pipeline", pipeline, "-o", moddir] + tiles,
-                     args.timeout)
+            compile_grad(args, pipeline, layer_json, moddir)
         # The emulated GPU's teams outnumber the cores: waiting threads
         # must sleep, not spin.
         env = None

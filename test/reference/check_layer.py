@@ -542,11 +542,8 @@ def run_layer(args, moddir, wd, tag, x, lengths, params):
     return np.load(y_path)
 
 
-def check_dynamic(args, user_cfg, cfg, seed, rng, head):
-    """One module with a dynamic T <= --max-seq-len, run at every length of
-    --seq-lens on fresh inputs: each result against the float64 reference
-    (--tol) and against a module compiled for that static length (the same
-    numbers: bitwise when the tiles are the same, else within 1e-6)."""
+def seq_lens(args):
+    """(--max-seq-len, the lengths of --seq-lens), each length in [1, N]."""
     N = args.max_seq_len
     try:
         lens = [int(v) for v in args.seq_lens.split(",")]
@@ -554,6 +551,15 @@ def check_dynamic(args, user_cfg, cfg, seed, rng, head):
         raise CheckError("--seq-lens: expected a comma list of integers")
     if any(t < 1 or t > N for t in lens):
         raise CheckError("--seq-lens: lengths must lie in [1, %d]: %s" % (N, lens))
+    return N, lens
+
+
+def check_dynamic(args, user_cfg, cfg, seed, rng, head):
+    """One module with a dynamic T <= --max-seq-len, run at every length of
+    --seq-lens on fresh inputs: each result against the float64 reference
+    (--tol) and against a module compiled for that static length (the same
+    numbers: bitwise when the tiles are the same, else within 1e-6)."""
+    N, lens = seq_lens(args)
     B, D = user_cfg["batch"], user_cfg["dim"]
     wd = args.workdir
     os.makedirs(wd, exist_ok=True)

@@ -148,48 +148,48 @@ Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
   return tensor::CollapseShapeOp::create(rw, loc, type(outShape), moved, merge);
 }
 
-Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
-                        int64_t batch, int64_t tk, int64_t tkPad) {
-  if (tkPad == tk)
-    return lengths;
-  auto lenType = lengths ? cast<RankedTensorType>(lengths.getType())
-                         : RankedTensorType::get({batch}, rw.getI32Type());
-  Value real = arith::ConstantOp::create(
-      rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
+namespace {
+/// min(lengths, `bound`) elementwise (all `bound` without lengths); `bound`
+/// of the lengths' element type.
+Value clampLengthsTo(RewriterBase &rw, Location loc, Value lengths,
+                     RankedTensorType lenType, Value bound) {
   Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
                                         lenType.getElementType());
   if (!lengths)
-    return linalg::FillOp::create(rw, loc, real, empty).getResult(0);
+    return linalg::FillOp::create(rw, loc, bound, empty).getResult(0);
   AffineMap id = rw.getMultiDimIdentityMap(1);
   return linalg::GenericOp::create(
              rw, loc, lenType, lengths, empty, {id, id}, {kPar},
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                linalg::YieldOp::create(
                    nb, nl,
-                   arith::MinSIOp::create(nb, nl, args[0], real).getResult());
+                   arith::MinSIOp::create(nb, nl, args[0], bound).getResult());
              })
       .getResult(0);
 }
 
+RankedTensorType lengthsType(RewriterBase &rw, Value lengths, int64_t batch) {
+  return lengths ? cast<RankedTensorType>(lengths.getType())
+                 : RankedTensorType::get({batch}, rw.getI32Type());
+}
+} // namespace
+
+Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
+                        int64_t batch, int64_t tk, int64_t tkPad) {
+  if (tkPad == tk)
+    return lengths;
+  RankedTensorType lenType = lengthsType(rw, lengths, batch);
+  Value real = arith::ConstantOp::create(
+      rw, loc, rw.getIntegerAttr(lenType.getElementType(), tk));
+  return clampLengthsTo(rw, loc, lengths, lenType, real);
+}
+
 Value clampedKeyLengths(RewriterBase &rw, Location loc, Value lengths,
                         int64_t batch, Value tk) {
-  auto lenType = lengths ? cast<RankedTensorType>(lengths.getType())
-                         : RankedTensorType::get({batch}, rw.getI32Type());
+  RankedTensorType lenType = lengthsType(rw, lengths, batch);
   Value real =
       arith::IndexCastOp::create(rw, loc, lenType.getElementType(), tk);
-  Value empty = tensor::EmptyOp::create(rw, loc, lenType.getShape(),
-                                        lenType.getElementType());
-  if (!lengths)
-    return linalg::FillOp::create(rw, loc, real, empty).getResult(0);
-  AffineMap id = rw.getMultiDimIdentityMap(1);
-  return linalg::GenericOp::create(
-             rw, loc, lenType, lengths, empty, {id, id}, {kPar},
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nl,
-                   arith::MinSIOp::create(nb, nl, args[0], real).getResult());
-             })
-      .getResult(0);
+  return clampLengthsTo(rw, loc, lengths, lenType, real);
 }
 
 void rankReduceParallelInserts(RewriterBase &rw, scf::ForallOp forall) {

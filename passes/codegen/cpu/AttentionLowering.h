@@ -133,6 +133,18 @@ protected:
       return value;
     return arith::DivUIOp::create(rw, loc, value, index(f)).getResult();
   }
+  /// The padded length of level `f`'s queries or keys.
+  OpFoldResult paddedQueries(int64_t f) {
+    return lengthOver(tqPad, tqPadValue, f);
+  }
+  OpFoldResult paddedKeys(int64_t f) {
+    return lengthOver(tkPad, tkPadValue, f);
+  }
+  /// The tileLen of packHeadMajor for one tile of level `f`'s whole padded
+  /// query sequence (0: dynamic, the whole sequence).
+  int64_t wholeQueries(int64_t f) {
+    return ShapedType::isDynamic(tqPad) ? 0 : tqPad / f;
+  }
   /// The batch row and head of a tile that upstream tiling made, from the
   /// offsets of its B x H x T operand's slice; index values built before
   /// `tileOp`.

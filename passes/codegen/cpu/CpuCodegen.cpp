@@ -205,6 +205,40 @@ std::optional<Tiles> splitFor(linalg::LinalgOp op, const CpuTuning &tuning) {
   return std::nullopt;
 }
 
+/// The register tiles of a matmul of `n` columns whose rows come in blocks
+/// of `rows` (a thread block; TileGemm: the whole op) and, but for
+/// TileGemm, its thread blocks and cache columns; cacheK is the caller's.
+/// None when no vector width divides n.
+std::optional<Tiles> gemmTiles(Tiles::Kind kind, int64_t rows, int64_t n,
+                               int64_t regK, int64_t vectorBits,
+                               const CpuTuning &tuning) {
+  Tiles t{kind};
+  int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
+  int64_t wide = tuning.regVectors * lanes;
+  t.regM = tuning.regRows;
+  t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
+  if (t.regN == 0)
+    return std::nullopt;
+  t.regK = regK;
+  // The rows beyond the last whole register tile get a register tile of
+  // their own height. Fewer than 4 register tiles of rows: the tallest tile
+  // that divides them instead (8 rows: two 4-row tiles, not 6 + 2).
+  if (rows % t.regM != 0 && rows < 4 * t.regM)
+    while (rows % t.regM != 0)
+      --t.regM;
+  if (int64_t rest = rows % t.regM) {
+    t.split = rows - rest;
+    t.regM2 = rest;
+  }
+  if (kind == Tiles::TileGemm)
+    return t;
+  t.rows = rows;
+  t.cacheN = std::gcd(n, tuning.cacheN);
+  if (t.cacheN % t.regN != 0)
+    return std::nullopt;
+  return t;
+}
+
 /// How the recipe treats `op`, if it covers it: static f32 shapes whose
 /// tiles divide exactly (vectorisation needs static shapes).
 std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
@@ -228,77 +262,42 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
     if (isDynamicReductionMatmul(mm)) {
       auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
       int64_t m = c.getDimSize(0), n = c.getDimSize(1);
-      int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
-      int64_t wide = tuning.regVectors * lanes;
-      Tiles t{Tiles::GemmDynamicK};
-      t.regM = tuning.regRows;
-      t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
-      t.regK = tuning.regK;
-      t.rows = std::gcd(m, tuning.threadRows);
-      if (t.rows % t.regM != 0 && t.rows < 4 * t.regM)
-        while (t.rows % t.regM != 0)
-          --t.regM;
-      if (int64_t rest = t.rows % t.regM) {
-        t.split = t.rows - rest;
-        t.regM2 = rest;
-      }
-      t.cacheN = std::gcd(n, tuning.cacheN);
-      // cacheK a multiple of regK: whole cache tiles have whole K steps.
-      t.cacheK = tuning.cacheK / t.regK * t.regK;
-      if (t.regN == 0 || t.cacheN % t.regN != 0 || t.cacheK == 0)
+      std::optional<Tiles> t =
+          gemmTiles(Tiles::GemmDynamicK, std::gcd(m, tuning.threadRows), n,
+                    tuning.regK, vectorBits, tuning);
+      if (!t)
         return std::nullopt;
-      return t;
+      // cacheK a multiple of regK: whole cache tiles have whole K steps.
+      t->cacheK = tuning.cacheK / t->regK * t->regK;
+      return t->cacheK ? t : std::nullopt;
     }
     if (!isDynamicRowsMatmul(mm))
       return std::nullopt;
     auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
     auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
     int64_t n = c.getDimSize(1), k = a.getDimSize(1);
-    int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
-    int64_t wide = tuning.regVectors * lanes;
-    Tiles t{Tiles::GemmDynamic};
-    t.regM = tuning.regRows;
-    t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
-    t.regK = std::gcd(k, tuning.regK);
     // Blocks of whole register tiles: only the last block has a remainder.
-    t.rows = std::max(tuning.threadRows / t.regM, int64_t(1)) * t.regM;
-    t.cacheN = std::gcd(n, tuning.cacheN);
-    t.cacheK = std::gcd(k, tuning.cacheK);
-    if (t.regN == 0 || t.cacheN % t.regN != 0)
-      return std::nullopt;
+    int64_t rows = std::max(tuning.threadRows / tuning.regRows, int64_t(1)) *
+                   tuning.regRows;
+    std::optional<Tiles> t =
+        gemmTiles(Tiles::GemmDynamic, rows, n, std::gcd(k, tuning.regK),
+                  vectorBits, tuning);
+    if (t)
+      t->cacheK = std::gcd(k, tuning.cacheK);
     return t;
   }
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto a = cast<MemRefType>(mm.getDpsInputs()[0].getType());
     auto c = cast<MemRefType>(mm.getDpsInits()[0].getType());
     int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
-    Tiles t{inLoop ? Tiles::TileGemm : Tiles::Gemm};
-    int64_t lanes = std::max<int64_t>(vectorBits / 32, 1);
-    int64_t wide = tuning.regVectors * lanes;
-    t.regM = tuning.regRows;
-    t.regN = n % wide == 0 ? wide : n % lanes == 0 ? lanes : 0;
-    if (t.regN == 0)
-      return std::nullopt;
-    t.regK = std::gcd(k, tuning.regK);
-    // The rows of a thread block (whole matmuls) or of the op: those beyond
-    // the last whole register tile get a register tile of their own height.
-    // Fewer than 4 register tiles of rows: the tallest tile that divides
-    // them instead (8 rows: two 4-row tiles, not 6 + 2).
-    int64_t rows = inLoop ? m : std::gcd(m, tuning.threadRows);
-    if (rows % t.regM != 0 && rows < 4 * t.regM)
-      while (rows % t.regM != 0)
-        --t.regM;
-    if (int64_t rest = rows % t.regM) {
-      t.split = rows - rest;
-      t.regM2 = rest;
-    }
-    if (!inLoop) {
-      t.rows = rows;
-      t.cacheN = std::gcd(n, tuning.cacheN);
-      t.cacheK = std::gcd(k, tuning.cacheK);
-      if (t.cacheN % t.regN != 0)
-        return std::nullopt;
-    }
+    if (inLoop)
+      return gemmTiles(Tiles::TileGemm, m, n, std::gcd(k, tuning.regK),
+                       vectorBits, tuning);
+    std::optional<Tiles> t =
+        gemmTiles(Tiles::Gemm, std::gcd(m, tuning.threadRows), n,
+                  std::gcd(k, tuning.regK), vectorBits, tuning);
+    if (t)
+      t->cacheK = std::gcd(k, tuning.cacheK);
     return t;
   }
   if (!inLoop)

@@ -75,17 +75,6 @@ private:
         rw, loc, type, src, offsets, sizes,
         SmallVector<OpFoldResult>(sizes.size(), rw.getIndexAttr(1)));
   }
-  /// A size of the padded sequences: the queries' or keys' of level `f`.
-  OpFoldResult paddedQueries(int64_t f) {
-    return lengthOver(tqPad, tqPadValue, f);
-  }
-  OpFoldResult paddedKeys(int64_t f) {
-    return lengthOver(tkPad, tkPadValue, f);
-  }
-  /// The tileLen of packHeadMajor for one tile of a whole padded sequence.
-  int64_t whole(int64_t padded, int64_t f) {
-    return ShapedType::isDynamic(padded) ? 0 : padded / f;
-  }
 
   OnlineAttentionBackwardOp op;
   /// The number of key tiles (static, or keyTilesValue).
@@ -138,15 +127,15 @@ void BackwardLowering::packOperands(OnlineAttentionBackwardOp padded) {
   for (auto [l, f] : llvm::enumerate(factors)) {
     Value q = padded.getQueries()[l], k = padded.getKeys()[l];
     ArrayRef<int64_t> rad = order.radicesAbove(f);
-    queries.push_back(pack(q, whole(tqPad, f), {}, /*transposed=*/false));
-    queriesT.push_back(pack(q, whole(tqPad, f), {}, /*transposed=*/true));
+    queries.push_back(pack(q, wholeQueries(f), {}, /*transposed=*/false));
+    queriesT.push_back(pack(q, wholeQueries(f), {}, /*transposed=*/true));
     keys.push_back(pack(k, tileK / f, rad, /*transposed=*/false));
     keysT.push_back(pack(k, tileK / f, rad, /*transposed=*/true));
     // Zero destinations (what the adjoint passes) are not packed: each head
     // starts from zeros of its own.
     dqueries.push_back(isZeroFill(op.getDqueryInit()[l])
                            ? Value()
-                           : pack(padded.getDqueryInit()[l], whole(tqPad, f),
+                           : pack(padded.getDqueryInit()[l], wholeQueries(f),
                                   {},
                                   /*transposed=*/false));
     dkeysT.push_back(isZeroFill(op.getDkeyInit()[l])
@@ -158,8 +147,8 @@ void BackwardLowering::packOperands(OnlineAttentionBackwardOp padded) {
   if (!isZeroFill(op.getDvalueInit()))
     dvalueT =
         pack(padded.getDvalueInit(), tileK, order.radices, /*transposed=*/true);
-  dout = pack(padded.getDout(), whole(tqPad, 1), {}, /*transposed=*/false);
-  doutT = pack(padded.getDout(), whole(tqPad, 1), {}, /*transposed=*/true);
+  dout = pack(padded.getDout(), wholeQueries(1), {}, /*transposed=*/false);
+  doutT = pack(padded.getDout(), wholeQueries(1), {}, /*transposed=*/true);
   lse = padded.getLse();
   delta = padded.getDelta();
 }

@@ -82,13 +82,6 @@ private:
     Value empty = tensor::EmptyOp::create(rw, loc, sizes, elt);
     return linalg::FillOp::create(rw, loc, padValue, empty).getResult(0);
   }
-  /// The padded length of level `f`'s queries or keys.
-  OpFoldResult paddedQueries(int64_t f) {
-    return lengthOver(tqPad, tqPadValue, f);
-  }
-  OpFoldResult paddedKeys(int64_t f) {
-    return lengthOver(tkPad, tkPadValue, f);
-  }
   OnlineAttentionOp withStaticTileState(OnlineAttentionOp tileOp);
 
   OnlineAttentionOp op;
@@ -249,9 +242,7 @@ LogicalResult ForwardLowering::run() {
   // Packed once, before the loops (packTiles).
   rw.setInsertionPoint(padded);
   for (auto [l, f] : llvm::enumerate(factors)) {
-    // One tile of the whole (padded) sequence: tileLen 0 when dynamic.
-    int64_t whole = ShapedType::isDynamic(tqPad) ? 0 : tqPad / f;
-    queries.push_back(packTiles(padded.getQueries()[l], whole, {},
+    queries.push_back(packTiles(padded.getQueries()[l], wholeQueries(f), {},
                                 /*transposed=*/false));
     keys.push_back(packTiles(padded.getKeys()[l], tileK / f,
                              order.radicesAbove(f), /*transposed=*/true));
