@@ -111,7 +111,9 @@ def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
     full[:, :width] = tokens
 
     ref_logits = M.model_forward(params, cfg, full)
-    ref_loss, ref_grads = M.model_loss_and_grad(params, cfg, full, labels)
+    scales = {}
+    ref_loss, ref_grads = M.model_loss_and_grad(params, cfg, full, labels,
+                                                scales=scales)
 
     tok_path = os.path.join(wd, "tokens-%d.npy" % B)
     lab_path = os.path.join(wd, "labels-%d.npy" % B)
@@ -142,7 +144,12 @@ def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
     errors = {"logits": rel(np.load(logits_path), ref_logits, 0.0),
               "loss": abs(loss - ref_loss) / max(abs(ref_loss), 1e-6)}
     for name, want in ref_grads.items():
-        errors["d" + name] = rel(grads[name], want, floor)
+        # Each layer's dtheta, ddown_b and dgamma are cancelling sums: their
+        # round-off is relative to the scale of their terms, as in
+        # check_gradients.py (bf16 on the emulated GPU, seed 658675600:
+        # dtheta 0.173 of its own norm).
+        scale = np.linalg.norm(scales[name]) if name in scales else 0.0
+        errors["d" + name] = rel(grads[name], want, max(floor, scale))
     worst = max(errors, key=errors.get)
     head = "config=%s seed=%d batch=%d" % (
         json.dumps(user_cfg, separators=(",", ":"), sort_keys=True), seed, B)

@@ -344,11 +344,15 @@ def model_loss(params, cfg, tokens, labels):
     return cross_entropy(logits, _check_labels(labels, cfg, logits.shape[0]))
 
 
-def model_loss_and_grad(params, cfg, tokens, labels, return_input_grad=False):
+def model_loss_and_grad(params, cfg, tokens, labels, return_input_grad=False,
+                        scales=None):
     """(loss, grads): grads[name] = d loss / d params[name] for every parameter
     (float64, same shapes).  With return_input_grad, also returns the gradient
     with respect to the embedded input x = embed[tokens] + pos[:T] (B x T x D)
-    as a third value."""
+    as a third value.  A dict `scales` receives, for each layer's attention
+    gradients that are cancelling sums (theta, down_b, gamma), the scale of
+    their terms (hkt_reference_grad's aux: theta_scale, down_b_scale,
+    gamma_scale), under the parameter's name."""
     cfg = parse_model_config(cfg)
     logits, st = _forward(params, cfg, tokens, keep=True)
     p, lengths, B, T = st["p"], st["lengths"], st["B"], st["T"]
@@ -385,10 +389,14 @@ def model_loss_and_grad(params, cfg, tokens, labels, return_input_grad=False):
             da2, p[pre + "ln2.weight"], c["ln2"])
         dh = dx + dln
         # h = x + HKT(LN1(x))
-        lg, _ = RG.backward_from_cache(c["hc"], dh)
+        lg, aux = RG.backward_from_cache(c["hc"], dh)
         for name, val in lg.items():
             if name != "x":
                 g[pre + "attn." + name] = val
+        if scales is not None:
+            for name in ("theta", "down_b", "gamma"):
+                if name + "_scale" in aux and pre + "attn." + name in g:
+                    scales[pre + "attn." + name] = aux[name + "_scale"]
         dln, g[pre + "ln1.weight"], g[pre + "ln1.bias"] = layer_norm_backward(
             lg["x"], p[pre + "ln1.weight"], c["ln1"])
         dx = dh + dln
