@@ -9,6 +9,7 @@
 #include "compiler/frontend/LayerConfig.h"
 #include "dialect/HKTOps.h"
 #include "dialect/Utils/BatchedEntry.h"
+#include "dialect/Utils/LinalgBuilders.h"
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -149,58 +150,63 @@ std::string mlir::hkt::modelConfigToJson(const ModelConfig &c) {
 }
 
 namespace {
-/// Builds the model's ops into one function body.
+/// Builds the model's ops into one function body. The sequence length may be
+/// dynamic: every tensor built here takes its sizes from the values it is
+/// computed from.
 struct ModelBuilder {
   OpBuilder &b;
   Location loc;
-  const ModelConfig &c;
-  int64_t batch;
   Type f32;
 
-  RankedTensorType t(ArrayRef<int64_t> shape) {
+  /// `like`'s type with its last dimension `width`.
+  RankedTensorType withWidth(Value like, int64_t width) {
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(like.getType()).getShape());
+    shape.back() = width;
     return RankedTensorType::get(shape, f32);
   }
-  Value empty(ArrayRef<int64_t> shape) {
-    return tensor::EmptyOp::create(b, loc, shape, f32);
-  }
-  Value zeros(ArrayRef<int64_t> shape) {
-    Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
-    return linalg::FillOp::create(b, loc, zero, empty(shape)).getResult(0);
+  /// A tensor.empty shaped like `like` with its last dimension `width`.
+  Value emptyWithWidth(Value like, int64_t width) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, like);
+    sizes.back() = b.getIndexAttr(width);
+    return tensor::EmptyOp::create(b, loc, sizes, f32);
   }
   /// x W + bias for x: N x Din (2-D), W: Din x Dout, bias: Dout.
   Value linear2d(Value x, Value w, Value bias) {
-    auto xs = cast<RankedTensorType>(x.getType()).getShape();
-    int64_t n = xs[0], dout = cast<RankedTensorType>(w.getType()).getDimSize(1);
-    Value mm = linalg::MatmulOp::create(b, loc, ValueRange{x, w},
-                                        ValueRange{zeros({n, dout})})
-                   .getResult(0);
-    Value wide = linalg::BroadcastOp::create(b, loc, bias, empty({n, dout}),
-                                             ArrayRef<int64_t>{0})
-                     .getResult()[0];
+    int64_t dout = cast<RankedTensorType>(w.getType()).getDimSize(1);
+    Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+    Value acc = linalg::FillOp::create(b, loc, zero, emptyWithWidth(x, dout))
+                    .getResult(0);
+    Value mm =
+        linalg::MatmulOp::create(b, loc, ValueRange{x, w}, ValueRange{acc})
+            .getResult(0);
+    Value wide =
+        linalg::BroadcastOp::create(b, loc, bias, emptyWithWidth(x, dout),
+                                    ArrayRef<int64_t>{0})
+            .getResult()[0];
     return linalg::AddOp::create(b, loc, ValueRange{mm, wide},
-                                 ValueRange{empty({n, dout})})
+                                 ValueRange{emptyWithWidth(x, dout)})
         .getResult(0);
   }
   /// The same on B x T x Din through a (B*T) x Din view.
   Value linear3d(Value x, Value w, Value bias) {
-    auto xs = cast<RankedTensorType>(x.getType()).getShape();
     int64_t dout = cast<RankedTensorType>(w.getType()).getDimSize(1);
     SmallVector<ReassociationIndices> collapse = {{0, 1}, {2}};
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+    sizes.back() = b.getIndexAttr(dout);
     Value x2 = tensor::CollapseShapeOp::create(b, loc, x, collapse);
     Value y2 = linear2d(x2, w, bias);
-    return tensor::ExpandShapeOp::create(b, loc, t({xs[0], xs[1], dout}), y2,
-                                         collapse);
+    return tensor::ExpandShapeOp::create(b, loc, withWidth(x, dout), y2,
+                                         collapse, sizes);
   }
   Value add(Value x, Value y) {
-    auto shape = cast<RankedTensorType>(x.getType()).getShape();
     return linalg::AddOp::create(b, loc, ValueRange{x, y},
-                                 ValueRange{empty(shape)})
+                                 ValueRange{emptyLike(b, loc, x)})
         .getResult(0);
   }
   Value layerNorm(Value x, Value w, Value bias) {
-    auto shape = cast<RankedTensorType>(x.getType()).getShape();
-    return LayerNormOp::create(b, loc, t(shape), x, w, bias, empty(shape),
-                               b.getF64FloatAttr(1e-5));
+    return LayerNormOp::create(b, loc, x.getType(), x, w, bias,
+                               emptyLike(b, loc, x), b.getF64FloatAttr(1e-5));
   }
 };
 } // namespace
@@ -260,9 +266,10 @@ ParameterList modelParameters(OpBuilder &b, const ModelConfig &c) {
 func::FuncOp declareRowFunction(OpBuilder &b, Location loc,
                                 const ModelConfig &c,
                                 const ParameterList &params, StringRef name,
-                                bool withLabels) {
+                                bool withLabels, bool dynamicLength) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  SmallVector<Type> types = {RankedTensorType::get({kRowBatch, c.maxLen}, i32)};
+  SmallVector<Type> types = {RankedTensorType::get(
+      {kRowBatch, dynamicLength ? ShapedType::kDynamic : c.maxLen}, i32)};
   if (withLabels)
     types.push_back(RankedTensorType::get({kRowBatch}, i32));
   for (auto &p : params)
@@ -276,6 +283,12 @@ func::FuncOp declareRowFunction(OpBuilder &b, Location loc,
   unsigned first = withLabels ? 2 : 1;
   fn.setArgAttr(0, attr::kName, b.getStringAttr("tokens"));
   fn.setArgAttr(0, attr::kRange, b.getDenseI64ArrayAttr({0, c.vocab - 1}));
+  if (dynamicLength) {
+    // T, bounded by max_len (the rows of pos).
+    fn.setArgAttr(0, attr::kDims, b.getStrArrayAttr({"", "T"}));
+    fn.setArgAttr(0, attr::kBounds,
+                  b.getDenseI64ArrayAttr({kRowBatch, c.maxLen}));
+  }
   if (withLabels) {
     fn.setArgAttr(1, attr::kName, b.getStringAttr("labels"));
     fn.setArgAttr(1, attr::kRange, b.getDenseI64ArrayAttr({0, c.classes - 1}));
@@ -292,19 +305,16 @@ func::FuncOp declareRowFunction(OpBuilder &b, Location loc,
 
 /// SPEC's classifier on one row: embedding, the layers (LayerNorm, the HKT
 /// attention, the FFN, residuals), the final LayerNorm, the masked mean
-/// pool, the head [, the cross-entropy].
+/// pool, the head [, the cross-entropy]. The row's length T may be dynamic.
 void buildRowBody(OpBuilder &b, Location loc, const ModelConfig &c,
                   func::FuncOp fn, bool withLabels) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  int64_t D = c.dim, H = c.heads, L = c.levels, T = c.maxLen, F = c.ffn;
+  int64_t D = c.dim, H = c.heads, L = c.levels;
   const int64_t batch = kRowBatch;
-  auto t = [&](ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, f32);
-  };
   Block *body = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
-  ModelBuilder mb{b, loc, c, batch, f32};
+  ModelBuilder mb{b, loc, f32};
   unsigned next = withLabels ? 2 : 1;
   auto param = [&]() { return body->getArgument(next++); };
   Value tokens = body->getArgument(0);
@@ -312,8 +322,14 @@ void buildRowBody(OpBuilder &b, Location loc, const ModelConfig &c,
       b, loc, RankedTensorType::get({batch}, i32), tokens,
       tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch}, i32));
   Value embed = param(), pos = param();
-  Value x = EmbedOp::create(b, loc, t({batch, T, D}), tokens, embed, pos,
-                            mb.empty({batch, T, D}));
+  int64_t T = cast<RankedTensorType>(tokens.getType()).getDimSize(1);
+  auto activation = RankedTensorType::get({batch, T, D}, f32);
+  SmallVector<OpFoldResult> activationSizes = {
+      b.getIndexAttr(batch), tensor::getMixedSize(b, loc, tokens, 1),
+      b.getIndexAttr(D)};
+  Value x =
+      EmbedOp::create(b, loc, activation, tokens, embed, pos,
+                      tensor::EmptyOp::create(b, loc, activationSizes, f32));
   for (int64_t i = 0; i < c.layers; ++i) {
     Value ln1w = param(), ln1b = param();
     Value wq = param(), wk = param(), wv = param(), wo = param();
@@ -328,28 +344,30 @@ void buildRowBody(OpBuilder &b, Location loc, const ModelConfig &c,
       gamma = param();
     }
     Value h = mb.layerNorm(x, ln1w, ln1b);
-    Value a = AttentionOp::create(b, loc, t({batch, T, D}), h, wq, wk, wv, wo,
-                                  theta, downW, downB, convU, gamma, lengths,
-                                  mb.empty({batch, T, D}), H, L, c.stride,
+    Value a = AttentionOp::create(b, loc, activation, h, wq, wk, wv, wo, theta,
+                                  downW, downB, convU, gamma, lengths,
+                                  emptyLike(b, loc, h), H, L, c.stride,
                                   c.kernel, c.convKernel, c.hybrid, c.causal);
     x = mb.add(x, a);
     Value ln2w = param(), ln2b = param();
     Value w1 = param(), b1 = param(), w2 = param(), b2 = param();
     Value h2 = mb.layerNorm(x, ln2w, ln2b);
     Value f = mb.linear3d(h2, w1, b1);
-    Value g =
-        GeluOp::create(b, loc, t({batch, T, F}), f, mb.empty({batch, T, F}));
+    Value g = GeluOp::create(b, loc, f.getType(), f, emptyLike(b, loc, f));
     x = mb.add(x, mb.linear3d(g, w2, b2));
   }
   Value lnfw = param(), lnfb = param(), headW = param(), headB = param();
   Value xf = mb.layerNorm(x, lnfw, lnfb);
-  Value pooled = MeanPoolOp::create(b, loc, t({batch, D}), xf, lengths,
-                                    mb.empty({batch, D}));
+  auto pooledType = RankedTensorType::get({batch, D}, f32);
+  Value pooled = MeanPoolOp::create(b, loc, pooledType, xf, lengths,
+                                    emptyOf(b, loc, pooledType));
   Value logits = mb.linear2d(pooled, headW, headB);
   Value out = logits;
-  if (withLabels)
-    out = CrossEntropyOp::create(b, loc, t({}), logits, body->getArgument(1),
-                                 mb.empty({}));
+  if (withLabels) {
+    auto scalar = RankedTensorType::get({}, f32);
+    out = CrossEntropyOp::create(b, loc, scalar, logits, body->getArgument(1),
+                                 emptyOf(b, loc, scalar));
+  }
   func::ReturnOp::create(b, loc, out);
 }
 
@@ -358,6 +376,7 @@ void buildRowBody(OpBuilder &b, Location loc, const ModelConfig &c,
 OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
                                                   const ModelConfig &c,
                                                   int64_t maxBatch,
+                                                  bool dynamicLength,
                                                   Location loc) {
   context.loadDialect<HKTDialect, func::FuncDialect, tensor::TensorDialect,
                       linalg::LinalgDialect, arith::ArithDialect,
@@ -367,7 +386,8 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
   b.setInsertionPointToEnd(module->getBody());
   ParameterList params = modelParameters(b, c);
   auto build = [&](StringRef name, bool withLabels) {
-    func::FuncOp fn = declareRowFunction(b, loc, c, params, name, withLabels);
+    func::FuncOp fn =
+        declareRowFunction(b, loc, c, params, name, withLabels, dynamicLength);
     buildRowBody(b, loc, c, fn, withLabels);
     return fn;
   };

@@ -47,16 +47,22 @@ inline constexpr const char *kLogitsRow = "logits_row";
 
 /// Builds `func.func @logits(tokens, <parameters>) -> logits` and
 /// `func.func @loss(tokens, labels, <parameters>) -> loss` for any batch B
-/// in [1, maxBatch] of `max_len` tokens: tokens (B x max_len i32, range
+/// in [1, maxBatch]: tokens (B x T i32, range
 /// [0, vocab)), labels (B i32, range [0, classes)), the parameters in SPEC's
 /// table order and names (role "parameter"); the key lengths of every layer
 /// are the token lengths (hkt.token_lengths). B is a dynamic dimension
 /// (symbol "B", bound maxBatch); each entry runs its private batch-1
-/// function (kLogitsRow, kLossRow) on every row, so every op inside keeps
-/// static shapes, and `loss` is the mean of the rows' losses.
+/// function (kLogitsRow, kLossRow) on every row, and `loss` is the mean of
+/// the rows' losses. Without `dynamicLength`, T is max_len and every op
+/// inside keeps static shapes. With it, T is dynamic too (symbol "T", bound
+/// max_len): tokens are B x T for any T <= max_len, and each row runs at its
+/// own length (its tokens before the first padding token), which is exact:
+/// SPEC's causal downsampling, key mask and causal convolution keep every
+/// position at or past a row's length out of its valid positions.
 OwningOpRef<ModuleOp> buildModelModule(MLIRContext &context,
                                        const ModelConfig &config,
-                                       int64_t maxBatch, Location loc);
+                                       int64_t maxBatch, bool dynamicLength,
+                                       Location loc);
 
 } // namespace mlir::hkt
 

@@ -61,10 +61,26 @@ private:
     shape[0] = ShapedType::kDynamic;
     return RankedTensorType::get(shape, tensor.getElementType());
   }
-  ArrayAttr symbolsOf(RankedTensorType t) {
+  /// The row argument `i`'s dimension symbols (hkt.dims; "" for a static
+  /// dimension), with "B" for the batch.
+  ArrayAttr symbolsOf(RankedTensorType t, DictionaryAttr rowAttrs) {
     SmallVector<Attribute> symbols(t.getRank(), b.getStringAttr(""));
+    if (rowAttrs)
+      if (auto dims = rowAttrs.getAs<ArrayAttr>(attr::kDims))
+        symbols.assign(dims.begin(), dims.end());
     symbols[0] = b.getStringAttr("B");
     return b.getArrayAttr(symbols);
+  }
+  /// The bounds of a row argument's dimensions (hkt.bounds, or its static
+  /// shape), with `maxBatch` for the batch.
+  DenseI64ArrayAttr boundsOf(RankedTensorType t, DictionaryAttr rowAttrs,
+                             int64_t maxBatch) {
+    SmallVector<int64_t> bounds(t.getShape());
+    if (rowAttrs)
+      if (auto given = rowAttrs.getAs<DenseI64ArrayAttr>(attr::kBounds))
+        bounds.assign(given.asArrayRef().begin(), given.asArrayRef().end());
+    bounds[0] = maxBatch;
+    return b.getDenseI64ArrayAttr(bounds);
   }
   bool isRowArg(unsigned i) {
     auto n = row.getArgAttrOfType<StringAttr>(i, attr::kName);
@@ -89,22 +105,60 @@ private:
       results.push_back(combine[i] == Combine::Rows ? batched(t) : t);
     fn = func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
     for (unsigned i = 0; i < inputs.size(); ++i) {
-      NamedAttrList attrs(row.getArgAttrDict(i));
+      DictionaryAttr rowAttrs = row.getArgAttrDict(i);
+      NamedAttrList attrs(rowAttrs);
       if (isRowArg(i)) {
         auto t = cast<RankedTensorType>(inputs[i]);
-        SmallVector<int64_t> bounds(t.getShape());
-        bounds[0] = maxBatch;
-        attrs.set(attr::kBounds, b.getDenseI64ArrayAttr(bounds));
-        attrs.set(attr::kDims, symbolsOf(t));
+        attrs.set(attr::kBounds, boundsOf(t, rowAttrs, maxBatch));
+        attrs.set(attr::kDims, symbolsOf(t, rowAttrs));
       }
       fn.setArgAttrs(i, attrs.getDictionary(ctx));
     }
     for (unsigned i = 0; i < results.size(); ++i) {
       NamedAttrList attrs(row.getResultAttrDict(i));
       if (combine[i] == Combine::Rows)
-        attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i])));
+        attrs.set(attr::kDims,
+                  symbolsOf(cast<RankedTensorType>(results[i]), nullptr));
       fn.setResultAttrs(i, attrs.getDictionary(ctx));
     }
+  }
+
+  /// Row `r` of the row argument `arg` (rank k + 1 -> 1 x ...); a dynamic
+  /// length is the row's own: its tokens before the first padding token (at
+  /// least one), which gives the row's valid positions exactly
+  /// (BatchedEntry.h).
+  Value rowOf(OpBuilder &nb, Location nloc, Value arg, RankedTensorType rowT,
+              Value r) {
+    int64_t rank = rowT.getRank();
+    SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+    offsets[0] = r;
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(nb, nloc, arg),
+                              strides(rank, nb.getIndexAttr(1));
+    sizes[0] = nb.getIndexAttr(1);
+    SmallVector<int64_t> wholeShape(
+        cast<RankedTensorType>(arg.getType()).getShape());
+    wholeShape[0] = 1;
+    auto wholeT = RankedTensorType::get(wholeShape, rowT.getElementType());
+    Value whole = tensor::ExtractSliceOp::create(nb, nloc, wholeT, arg, offsets,
+                                                 sizes, strides);
+    if (rowT.hasStaticShape())
+      return whole;
+    assert(rank == 2 && "only the tokens' length is dynamic");
+    auto lengthsT = RankedTensorType::get({1}, rowT.getElementType());
+    Value lengths = TokenLengthsOp::create(
+        nb, nloc, lengthsT, whole,
+        tensor::EmptyOp::create(nb, nloc, lengthsT.getShape(),
+                                lengthsT.getElementType()));
+    Value c0 = arith::ConstantIndexOp::create(nb, nloc, 0);
+    Value length = arith::IndexCastUIOp::create(
+        nb, nloc, nb.getIndexType(),
+        tensor::ExtractOp::create(nb, nloc, lengths, ValueRange{c0}));
+    length = arith::MaxUIOp::create(
+        nb, nloc, length, arith::ConstantIndexOp::create(nb, nloc, 1));
+    SmallVector<OpFoldResult> zeros(rank, nb.getIndexAttr(0));
+    SmallVector<OpFoldResult> own = {nb.getIndexAttr(1), length};
+    return tensor::ExtractSliceOp::create(nb, nloc, rowT, whole, zeros, own,
+                                          strides);
   }
 
   /// The call of the row function on row `r`.
@@ -112,21 +166,12 @@ private:
     SmallVector<Value> args;
     for (auto [i, t] : llvm::enumerate(rowType.getInputs())) {
       Value arg = fn.getArgument(i);
-      if (seed && i == *seed) {
+      if (seed && i == *seed)
         args.push_back(rowSeed);
-      } else if (isRowArg(i)) {
-        auto rowT = cast<RankedTensorType>(t);
-        int64_t rank = rowT.getRank();
-        SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
-        offsets[0] = r;
-        SmallVector<OpFoldResult> sizes, strides(rank, nb.getIndexAttr(1));
-        for (int64_t d : rowT.getShape())
-          sizes.push_back(nb.getIndexAttr(d));
-        args.push_back(tensor::ExtractSliceOp::create(nb, nloc, rowT, arg,
-                                                      offsets, sizes, strides));
-      } else {
+      else if (isRowArg(i))
+        args.push_back(rowOf(nb, nloc, arg, cast<RankedTensorType>(t), r));
+      else
         args.push_back(arg);
-      }
     }
     return func::CallOp::create(nb, nloc, row, args);
   }

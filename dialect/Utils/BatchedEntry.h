@@ -28,12 +28,18 @@ enum class Combine { Rows, Mean, Sum };
 constexpr int64_t kRowChunks = 8;
 
 /// Builds the public entry `name` that runs the private batch-1 function
-/// `row` on every row of a batch of dynamic size B: `tokens` (B x max_len)
-/// and `labels` (B), if `row` takes them, are sliced one row per call, every
+/// `row` on every row of a batch of dynamic size B: `tokens` (B x T) and
+/// `labels` (B), if `row` takes them, are sliced one row per call (when
+/// `row` takes tokens of a dynamic length, each row's tokens before its
+/// first padding token, at least one: SPEC's model never reads a position
+/// at or past a row's length for its valid positions, so this is exact and
+/// a row costs its own length, not the batch's), every
 /// other argument is passed through, except `seed` (an argument index, if
 /// any), the gradient of the mean loss, which each row receives divided by
-/// B. Results: `Rows` stacks the rows' 1 x N results into B x N, `Mean`
-/// averages scalar results, `Sum` adds the rest (gradients of parameters).
+/// B. The entry's row arguments keep the row function's dimension symbols
+/// and bounds (hkt.dims, hkt.bounds), with B for the batch. Results: `Rows`
+/// stacks the rows' 1 x N results into B x N, `Mean` averages scalar results,
+/// `Sum` adds the rest (gradients of parameters).
 func::FuncOp buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
                                StringRef name, int64_t maxBatch,
                                ArrayRef<Combine> combine,

@@ -39,17 +39,20 @@ struct LowerEmbed : OpRewritePattern<EmbedOp> {
     AffineExpr b, t, c;
     bindDims(ctx, b, t, c);
     Value table = op.getTable();
-    // The first T of the P positions.
+    // The first T of the P positions (T may be dynamic).
     RankedTensorType type = op.getType();
-    int64_t len = type.getDimSize(1), width = type.getDimSize(2);
     Value pos = op.getPos();
-    if (tensorType(pos).getDimSize(0) != len)
+    if (tensorType(pos).getDimSize(0) != type.getDimSize(1)) {
+      SmallVector<OpFoldResult> sizes = {
+          tensor::getMixedSize(rw, loc, op.getTokens(), 1),
+          rw.getIndexAttr(type.getDimSize(2))};
       pos = tensor::ExtractSliceOp::create(
-          rw, loc, RankedTensorType::get({len, width}, type.getElementType()),
-          pos, ValueRange{}, ValueRange{}, ValueRange{},
-          rw.getDenseI64ArrayAttr({0, 0}),
-          rw.getDenseI64ArrayAttr({len, width}),
-          rw.getDenseI64ArrayAttr({1, 1}));
+          rw, loc,
+          RankedTensorType::get({type.getDimSize(1), type.getDimSize(2)},
+                                type.getElementType()),
+          pos, SmallVector<OpFoldResult>(2, rw.getIndexAttr(0)), sizes,
+          SmallVector<OpFoldResult>(2, rw.getIndexAttr(1)));
+    }
     Value out = tensorGeneric(
         rw, loc, type, {op.getTokens(), pos},
         {indexingMap(3, {b, t}, ctx), indexingMap(3, {t, c}, ctx),
@@ -195,11 +198,11 @@ struct LowerTokenLengths : OpRewritePattern<TokenLengthsOp> {
     RankedTensorType tokType = tensorType(op.getTokens());
     RankedTensorType type = op.getType();
     Type outElt = type.getElementType(), tokElt = tokType.getElementType();
-    int64_t t = tokType.getDimSize(1);
-    Value full = arith::ConstantOp::create(rw, loc, outElt,
-                                           rw.getIntegerAttr(outElt, t));
-    Value init = linalg::FillOp::create(rw, loc, full, emptyOf(rw, loc, type))
-                     .getResult(0);
+    // T (dynamic or not) as the length of a row without padding.
+    Value full = arith::IndexCastOp::create(
+        rw, loc, outElt, tensor::DimOp::create(rw, loc, op.getTokens(), 1));
+    Value init =
+        linalg::FillOp::create(rw, loc, full, op.getInit()).getResult(0);
     AffineExpr b, p;
     bindDims(ctx, b, p);
     auto generic = linalg::GenericOp::create(

@@ -90,8 +90,11 @@ Expected<Model> Model::open(const std::string &dir) {
     for (const TensorSpec &a : m.logits->spec().args) {
       if (a.role == Role::Parameter)
         m.params.push_back(&a);
-      if (a.name == "tokens" && !a.dims.empty() && a.dims[0])
-        m.batchBound = a.dims[0]->max;
+      if (a.name == "tokens" && a.dims.size() == 2) {
+        if (a.dims[0])
+          m.batchBound = a.dims[0]->max;
+        m.lengthIsDynamic = a.dims[1].has_value();
+      }
     }
     if (m.maxLength < 1 || m.vocabulary < 2 || m.classCount < 1 ||
         m.batchBound < 1)
@@ -207,9 +210,10 @@ Model::predictSplit(TensorMap &parameters, const Task &task, Split split,
       std::vector<Example> examples;
       for (int64_t i = 0; i < rows; ++i)
         examples.push_back(take(task.get(split, start + i)));
-      Tensor tokens = take(Tensor::allocate(DType::I32, {rows, maxLength}));
+      Tensor tokens =
+          take(Tensor::allocate(DType::I32, {rows, batchWidth(examples)}));
       Tensor labels = take(Tensor::allocate(DType::I32, {rows}));
-      fillBatch(examples, tokens, labels, maxLength);
+      fillBatch(examples, tokens, labels);
       size_t first = predictions.size();
       check(predict(parameters, tokens, predictions));
       if (accuracy)
@@ -222,15 +226,25 @@ Model::predictSplit(TensorMap &parameters, const Task &task, Split split,
   });
 }
 
+int64_t Model::batchWidth(const std::vector<Example> &examples) const {
+  if (!lengthIsDynamic)
+    return maxLength;
+  size_t longest = 1;
+  for (const Example &e : examples)
+    longest = std::max(longest, e.tokens.size());
+  return static_cast<int64_t>(longest);
+}
+
 void hkt::train::fillBatch(const std::vector<Example> &examples, Tensor &tokens,
-                           Tensor &labels, int64_t maxLen) {
+                           Tensor &labels) {
+  const int64_t width = tokens.shape()[1];
   std::memset(tokens.data(), 0, tokens.byteSize());
   int32_t *tok = tokens.dataAs<int32_t>();
   int32_t *lab = labels.dataAs<int32_t>();
   for (size_t r = 0; r < examples.size(); ++r) {
     const Example &e = examples[r];
     std::copy(e.tokens.begin(), e.tokens.end(),
-              tok + static_cast<int64_t>(r) * maxLen);
+              tok + static_cast<int64_t>(r) * width);
     lab[r] = e.label;
   }
 }

@@ -46,6 +46,13 @@ public:
   /// The model config (JSON, as nlohmann-json writes it).
   const std::string &config() const { return configJson; }
   int64_t maxLen() const { return maxLength; }
+  /// True when the entries take tokens of any length up to max_len (B x T),
+  /// false when compiled --fixed-len (B x max_len).
+  bool dynamicLength() const { return lengthIsDynamic; }
+  /// The width of a batch of `examples`: its longest example's length for
+  /// a model of dynamic length (the module runs each row at its own length
+  /// anyway), else max_len.
+  int64_t batchWidth(const std::vector<Example> &examples) const;
   int64_t vocab() const { return vocabulary; }
   int64_t classes() const { return classCount; }
   /// The largest batch the entries take (the bound of the symbol B).
@@ -78,7 +85,7 @@ public:
   Expected<TensorMap> takeParameters(Checkpoint &file,
                                      const std::string &path) const;
 
-  /// Calls `logits` on `tokens` (rows x max_len); appends the predicted
+  /// Calls `logits` on `tokens` (rows x width); appends the predicted
   /// classes.
   Status predict(TensorMap &parameters, runtime::Tensor &tokens,
                  std::vector<int32_t> &predictions) const;
@@ -95,14 +102,15 @@ private:
   std::shared_ptr<runtime::CompiledModule> module;
   std::string directory, configJson;
   int64_t maxLength = 0, vocabulary = 0, classCount = 0, batchBound = 0;
+  bool lengthIsDynamic = false;
   const runtime::Entry *logits = nullptr;
   std::vector<const runtime::TensorSpec *> params;
 };
 
-/// Writes the tokens (rows x max_len, padded with 0) and labels (rows) of
-/// `examples`.
+/// Writes the tokens (rows x width, each row padded with 0; every example
+/// fits the width) and labels (rows) of `examples`.
 void fillBatch(const std::vector<Example> &examples, runtime::Tensor &tokens,
-               runtime::Tensor &labels, int64_t maxLen);
+               runtime::Tensor &labels);
 
 } // namespace hkt::train
 

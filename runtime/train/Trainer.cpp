@@ -278,7 +278,12 @@ Expected<double> Trainer::step() {
     for (int64_t r = 0; r < st.batch; ++r)
       examples[r] =
           take(data->get(Split::Train, order->at(st.examplesSeen + r)));
-    fillBatch(examples, tokens, labels, model.maxLen());
+    if (model.dynamicLength() && !device)
+      // The batch as wide as its longest example (train_step's tokens
+      // argument points at this member, so it moves with it).
+      tokens = take(
+          Tensor::allocate(DType::I32, {st.batch, model.batchWidth(examples)}));
+    fillBatch(examples, tokens, labels);
     *scalars.at("lr").dataAs<float>() = static_cast<float>(st.learningRate(t));
     *scalars.at("beta1").dataAs<float>() = static_cast<float>(st.beta1);
     *scalars.at("beta2").dataAs<float>() = static_cast<float>(st.beta2);

@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         [](Diagnostic &) { return success(); });
     return ctx;
   }();
-  OwningOpRef<ModuleOp> module =
-      hkt::buildModelModule(*context, *config, 1, UnknownLoc::get(context));
+  OwningOpRef<ModuleOp> module = hkt::buildModelModule(
+      *context, *config, 1, /*dynamicLength=*/true, UnknownLoc::get(context));
   if (!module || failed(verify(*module)))
     std::abort();
   return 0;

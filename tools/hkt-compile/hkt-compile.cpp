@@ -5,9 +5,10 @@
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
 //   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
 //   hkt-compile --layer LAYER.json --backward -o OUT   add the entry layer_grad
-//   hkt-compile --model MODEL.json [--max-batch N] [--backward] -o OUT
-//                                            SPEC's classifier: logits, loss
-//                                            (any batch up to N)
+//   hkt-compile --model MODEL.json [--max-batch N] [--fixed-len] -o OUT
+//                                            SPEC's classifier: logits, loss,
+//                                            loss_grad, train_step (any batch
+//                                            up to N, any length up to max_len)
 //
 // OUT is a directory holding module.so and manifest.json
 // (docs/module-format.md).
@@ -61,6 +62,12 @@ static cl::opt<int64_t> maxSeqLen(
     cl::desc("--layer: T is dynamic, any length in [1, N] runs (the config's "
              "seq_len may then be null or left out; docs/module-format.md)"),
     cl::init(0), cl::cat(category));
+static cl::opt<bool> fixedLength(
+    "fixed-len",
+    cl::desc("--model: tokens are B x max_len (every batch padded to max_len) "
+             "instead of B x T for any T <= max_len, each row at its own "
+             "length (the default on --target cpu; GPU targets are fixed)"),
+    cl::cat(category));
 static cl::alias modelBatchAlias("batch", cl::desc("Alias for --max-batch"),
                                  cl::aliasopt(modelBatch), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output module directory"),
@@ -166,6 +173,9 @@ static std::string checkFlags() {
     return "--max-seq-len: --target " + target +
            " needs a static length today (the GPU kernels' grids are "
            "static); compile for --target cpu or without --max-seq-len";
+  if (fixedLength && modelFile.empty())
+    return "--fixed-len applies to --model only (a layer's length is fixed "
+           "unless --max-seq-len)";
   if (inferenceOnly && modelFile.empty())
     return "--inference applies to --model only";
   if (inferenceOnly && backward)
@@ -235,6 +245,7 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
     modelConfigJson = hkt::modelConfigToJson(*config);
     module =
         hkt::buildModelModule(context, *config, modelBatch,
+                              /*dynamicLength=*/!fixedLength && target == "cpu",
                               FileLineColLoc::get(&context, modelFile, 1, 1));
   } else {
     std::string error;

@@ -576,7 +576,10 @@ int runPredict(int argc, char **argv) {
     const int32_t *g = given.dataAs<int32_t>();
     for (int64_t start = 0; start < rows; start += batch) {
       int64_t n = std::min(batch, rows - start);
-      Tensor tokens = check(Tensor::allocate(DType::I32, {n, m.maxLen()}));
+      // A model of dynamic length takes the file's width as it is.
+      int64_t padded =
+          m.dynamicLength() ? std::max<int64_t>(width, 1) : m.maxLen();
+      Tensor tokens = check(Tensor::allocate(DType::I32, {n, padded}));
       int32_t *t = tokens.dataAs<int32_t>();
       for (int64_t r = 0; r < n; ++r) {
         const int32_t *row = g + (start + r) * width;
@@ -589,7 +592,7 @@ int runPredict(int argc, char **argv) {
                  std::to_string(start + r) + "," + std::to_string(j) +
                  "] is outside the vocabulary [0, " +
                  std::to_string(m.vocab() - 1) + "]");
-          t[r * m.maxLen() + j] = row[j];
+          t[r * padded + j] = row[j];
         }
       }
       check(m.predict(params, tokens, predictions));

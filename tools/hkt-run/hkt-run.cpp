@@ -535,14 +535,17 @@ private:
     }
   }
 
-  /// SPEC's classifier: short token rows padded with 0 to max_len.
+  /// SPEC's classifier compiled --fixed-len: short token rows padded with 0
+  /// to max_len.
   void padTokens() {
-    // SPEC's classifier (hkt-compile --model): `tokens` (B x max_len, int) may
-    // be shorter than max_len and is padded with 0, which is exact (padding is
-    // masked and the mean-pool counts valid positions); longer is an error.
+    // SPEC's classifier (hkt-compile --model --fixed-len): `tokens` (B x
+    // max_len, int) may be shorter than max_len and is padded with 0, which
+    // is exact (padding is masked and the mean-pool counts valid positions);
+    // longer is an error. A model of dynamic length takes the tokens as
+    // they are (its bound check names max_len).
     if (const TensorSpec *tok = spec.findArg("tokens");
         tok && isIntegerDType(tok->dtype) && tok->shape.size() == 2 &&
-        bound.count("tokens")) {
+        tok->shape[1] != ::hkt::format::kDynamicDim && bound.count("tokens")) {
       Tensor &given = bound["tokens"].tensor;
       const std::vector<int64_t> &gs = given.shape();
       int64_t maxLen = tok->shape[1];
