@@ -10,13 +10,18 @@ Usage (from lit RUN lines; run with Debian's /usr/bin/python3):
                  --workdir DIR [--batch N,...] [--max-batch N] [--short N]
                  [--pipeline NAME] [--seed N] [--tol 1e-4]
                  [--target cpu|gpu-emulation] [--precision f32|bf16]
-                 [--precompiled DIR]
+                 [--precompiled DIR] [--lengths N,...] [--static DIR]
 
 The model is compiled once (its batch is dynamic, bounded by --max-batch,
 default the largest of --batch) and checked at every batch size of --batch
 (default 3), each on fresh tokens and labels. Tokens are fresh random rows of random lengths in [1, max_len] (ids in
 [1, vocab), then padding 0); with --short N the token file holds only N
-positions (hkt-run pads it to max_len). Parameters: SPEC's initialisation
+positions (a --fixed-len module's hkt-run pads it to max_len); with
+--lengths the rows have these lengths (the batch is their count, the token
+file as wide as the longest). With --static DIR (a module of the same
+config compiled --fixed-len), its logits on the same tokens (padded to
+max_len by hkt-run) must be within 1e-5 of the module's (relative to the
+largest logit; float32 sums in other tile orders). Parameters: SPEC's initialisation
 plus noise of std 0.3 on every tensor, so that no term is trivially zero.
 Prints `config=... seed=... batch=B worst=NAME rel_err=... OK` or FAIL per
 batch size (exit 1 if any fails);
@@ -47,6 +52,10 @@ def parse_args(argv):
                     help="batch sizes, comma-separated (default 3)")
     ap.add_argument("--max-batch", type=int)
     ap.add_argument("--short", type=int)
+    ap.add_argument("--lengths",
+                    help="the rows' lengths, comma-separated (sets --batch)")
+    ap.add_argument("--static",
+                    help="a --fixed-len module whose logits must agree")
     ap.add_argument("--pipeline", default="reference")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--tol", type=float, default=1e-4)
@@ -69,7 +78,8 @@ def main(argv):
     cfg = M.parse_model_config(user_cfg)
     seed = args.seed if args.seed is not None else pick_seed("check_model.py")
     rng = np.random.default_rng(seed)
-    batches = [int(b) for b in args.batch.split(",")]
+    lengths = [int(n) for n in args.lengths.split(",")] if args.lengths else None
+    batches = [len(lengths)] if lengths else [int(b) for b in args.batch.split(",")]
     T = cfg["max_len"]
     max_batch = args.max_batch or max(batches)
 
@@ -95,14 +105,19 @@ def main(argv):
     failed = 0
     for B in batches:
         failed += check_batch(args, user_cfg, cfg, params, rng, seed, B, wd,
-                              st, moddir)
+                              st, moddir, lengths)
     return 1 if failed else 0
 
 
-def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
+def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir,
+                lengths):
     T, V = cfg["max_len"], cfg["vocab"]
-    width = args.short if args.short else T
-    lens = rng.integers(1, width + 1, size=B)
+    if lengths:
+        lens = np.array(lengths)
+        width = int(lens.max())
+    else:
+        width = args.short if args.short else T
+        lens = rng.integers(1, width + 1, size=B)
     tokens = np.zeros((B, width), np.int32)
     for b, n in enumerate(lens):
         tokens[b, :n] = rng.integers(1, V, size=n)
@@ -150,6 +165,19 @@ def check_batch(args, user_cfg, cfg, params, rng, seed, B, wd, st, moddir):
         # dtheta 0.173 of its own norm).
         scale = np.linalg.norm(scales[name]) if name in scales else 0.0
         errors["d" + name] = rel(grads[name], want, max(floor, scale))
+    if args.static:
+        static_path = os.path.join(wd, "static-logits-%d.npy" % B)
+        run_tool([args.hkt_run, args.static, "--entry", "logits", "--quiet",
+                  "--params", st, "--input", "tokens=" + tok_path,
+                  "--output", "logits=" + static_path], args.timeout, env)
+        dynamic, static = np.load(logits_path), np.load(static_path)
+        diff = float(np.abs(dynamic - static).max() / np.abs(static).max())
+        if not diff <= 1e-5:
+            print("logits differ from the --fixed-len module's by %.3g of the "
+                  "largest (tol 1e-5) FAIL" % diff)
+            return 1
+        print("batch=%d lengths=%s: logits within %.3g of the --fixed-len "
+              "module's" % (B, ",".join(str(n) for n in lens), diff))
     worst = max(errors, key=errors.get)
     head = "config=%s seed=%d batch=%d" % (
         json.dumps(user_cfg, separators=(",", ":"), sort_keys=True), seed, B)
