@@ -146,6 +146,14 @@ inline constexpr const char *kBounds = "hkt.bounds";
 /// each dynamic one ("" for static ones); arguments sharing a symbol have
 /// the same size there at run time.
 inline constexpr const char *kDims = "hkt.dims";
+/// A batched entry (one that runs a batch-1 function per row): that
+/// function's symbol; hkt-differentiate differentiates it and batches its
+/// gradient the same way.
+inline constexpr const char *kRowFunction = "hkt.row_function";
+/// On a batched entry's loop over its rows when they run one after the
+/// other: the ops it holds are whole ops (run once per row), not the inner
+/// loops of a tiled op.
+inline constexpr const char *kRowLoop = "hkt.row_loop";
 } // namespace attr
 
 } // namespace hkt::format

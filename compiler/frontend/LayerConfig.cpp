@@ -4,6 +4,7 @@
 #include "compiler/ModuleCompiler.h"
 #include "compiler/frontend/ConfigJson.h"
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/BatchedEntry.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "runtime/ModuleFormat.h"
 
@@ -18,7 +19,8 @@ using namespace mlir;
 using namespace mlir::hkt;
 
 llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
-                                                        int64_t maxSeqLen) {
+                                                        int64_t maxSeqLen,
+                                                        int64_t maxBatch) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     return llvm::createStringError("layer config is not valid JSON: " +
@@ -46,6 +48,24 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
     bool *field;
   };
   BoolKey bools[] = {{"hybrid", &config.hybrid}, {"causal", &config.causal}};
+  // The dimensions that may be dynamic: a bound (hkt-compile's flag)
+  // replaces the key, which may then be absent or null; a given value must
+  // lie within the bound.
+  struct DynamicKey {
+    const char *name, *flag;
+    int64_t *field, bound;
+    bool *dynamic;
+  };
+  DynamicKey dynamics[] = {
+      {"batch", "--max-batch", &config.batch, maxBatch, &config.dynamicBatch},
+      {"seq_len", "--max-seq-len", &config.seqLen, maxSeqLen,
+       &config.dynamicSeqLen}};
+  auto dynamicKey = [&](const char *name) -> DynamicKey * {
+    for (DynamicKey &k : dynamics)
+      if (llvm::StringRef(k.name) == name)
+        return &k;
+    return nullptr;
+  };
 
   for (const auto &kv : *obj) {
     llvm::StringRef key = kv.first;
@@ -57,18 +77,18 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
           "heads, levels, stride, kernel, conv_kernel, hybrid, causal)",
           key.str().c_str());
   }
-  // A dynamic length: the bound replaces seq_len, which may be absent or
-  // null; a given one must lie within the bound.
-  const llvm::json::Value *seqLen = obj->get("seq_len");
-  bool nullSeqLen = seqLen && seqLen->kind() == llvm::json::Value::Null;
-  if (nullSeqLen && maxSeqLen <= 0)
-    return llvm::createStringError(
-        "layer config: 'seq_len' is null (a dynamic length): give its bound "
-        "with hkt-compile --max-seq-len N");
   for (IntKey &k : ints) {
     const llvm::json::Value *v = obj->get(k.name);
-    if (maxSeqLen > 0 && k.field == &config.seqLen && (!v || nullSeqLen))
-      continue;
+    if (DynamicKey *d = dynamicKey(k.name)) {
+      bool null = v && v->kind() == llvm::json::Value::Null;
+      if (null && d->bound <= 0)
+        return llvm::createStringError(
+            "layer config: '%s' is null (a dynamic size): give its bound "
+            "with hkt-compile %s N",
+            k.name, d->flag);
+      if (d->bound > 0 && (!v || null))
+        continue;
+    }
     if (!v) {
       if (k.required)
         return llvm::createStringError(
@@ -90,14 +110,16 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
       *k.field = *b;
     }
   }
-  if (maxSeqLen > 0) {
-    if (config.seqLen > maxSeqLen)
+  for (DynamicKey &d : dynamics) {
+    if (d.bound <= 0)
+      continue;
+    if (*d.field > d.bound)
       return llvm::createStringError(
-          "layer config 'seq_len' = %lld exceeds --max-seq-len %lld",
-          static_cast<long long>(config.seqLen),
-          static_cast<long long>(maxSeqLen));
-    config.seqLen = maxSeqLen;
-    config.dynamicSeqLen = true;
+          "layer config '%s' = %lld exceeds %s %lld", d.name,
+          static_cast<long long>(*d.field), d.flag,
+          static_cast<long long>(d.bound));
+    *d.field = d.bound;
+    *d.dynamic = true;
   }
   if (config.dim % config.heads != 0)
     return llvm::createStringError(
@@ -208,13 +230,20 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
 
   Type f32 = b.getF32Type();
   int64_t L = c.levels, D = c.dim, H = c.heads;
+  // With a dynamic batch, the layer is built for one row (layer_row) and
+  // `layer` runs it on every row, one after the other (each row's heads in
+  // parallel): a dynamic B through the whole lowering would need two
+  // dynamic sizes in one reshape group, which MLIR 22's
+  // expand-strided-metadata does not take.
+  int64_t batch = c.dynamicBatch ? 1 : c.batch;
+  StringRef name = c.dynamicBatch ? "layer_row" : "layer";
   int64_t T = c.dynamicSeqLen ? ShapedType::kDynamic : c.seqLen;
   auto t = [&](ArrayRef<int64_t> shape, Type elt) {
     return RankedTensorType::get(shape, elt);
   };
   // (name, type) in SPEC's parameter-table order.
   SmallVector<std::pair<std::string, Type>> args = {
-      {"x", t({c.batch, T, D}, f32)},
+      {"x", t({batch, T, D}, f32)},
       {"wq", t({L, D, D}, f32)},
       {"wk", t({L, D, D}, f32)},
       {"wv", t({D, D}, f32)},
@@ -228,14 +257,16 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
     args.push_back({"conv_u", t({D, c.convKernel}, f32)});
     args.push_back({"gamma", t({H}, f32)});
   }
-  args.push_back({"lengths", t({c.batch}, b.getI32Type())});
+  args.push_back({"lengths", t({batch}, b.getI32Type())});
 
   SmallVector<Type> argTypes;
   for (auto &arg : args)
     argTypes.push_back(arg.second);
   Type yType = args.front().second;
-  auto fn = func::FuncOp::create(b, loc, "layer",
+  auto fn = func::FuncOp::create(b, loc, name,
                                  b.getFunctionType(argTypes, {yType}));
+  if (c.dynamicBatch)
+    fn.setPrivate();
   namespace attr = ::hkt::format::attr;
   // The weights are parameters; x and lengths are inputs (the default role).
   for (auto [i, arg] : llvm::enumerate(args)) {
@@ -255,7 +286,7 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
     ArrayAttr dims = b.getStrArrayAttr({"", "T", ""});
     fn.setArgAttr(0, attr::kDims, dims);
     fn.setArgAttr(0, attr::kBounds,
-                  b.getDenseI64ArrayAttr({c.batch, c.seqLen, D}));
+                  b.getDenseI64ArrayAttr({batch, c.seqLen, D}));
     fn.setResultAttr(0, attr::kDims, dims);
   }
 
@@ -274,5 +305,11 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
       arg("lengths"), init, c.heads, c.levels, c.stride, c.kernel,
       c.convKernel, c.hybrid, c.causal);
   func::ReturnOp::create(b, loc, y);
+  if (c.dynamicBatch) {
+    b.setInsertionPointToEnd(module->getBody());
+    const StringRef rowArgs[] = {"x", "lengths"};
+    buildBatchedEntry(b, loc, fn, "layer", c.batch, {Combine::Rows},
+                      std::nullopt, rowArgs, RowOrder::InOrder);
+  }
   return module;
 }

@@ -23,6 +23,9 @@ struct LayerConfig {
   /// T is dynamic, any length in [1, seqLen] (hkt-compile --max-seq-len):
   /// seqLen is then the bound.
   bool dynamicSeqLen = false;
+  /// B is dynamic, any batch in [1, batch] (hkt-compile --layer --max-batch):
+  /// batch is then the bound.
+  bool dynamicBatch = false;
 };
 
 /// Limits of a layer config (docs/limits.md gives the reasons).
@@ -41,14 +44,18 @@ llvm::Error checkLayerConfigLimits(const LayerConfig &config);
 /// `dim` and `heads` are required; unknown keys are errors.
 /// `maxSeqLen` > 0 (hkt-compile --max-seq-len) makes T dynamic with that
 /// bound: `seq_len` may then be left out or null, and a given one may not
-/// exceed it. `"seq_len": null` without a bound is an error.
+/// exceed it. `"seq_len": null` without a bound is an error. `maxBatch` > 0
+/// (hkt-compile --layer --max-batch) does the same for `batch`.
 llvm::Expected<LayerConfig> parseLayerConfig(llvm::StringRef json,
-                                             int64_t maxSeqLen = 0);
+                                             int64_t maxSeqLen = 0,
+                                             int64_t maxBatch = 0);
 
 /// Builds `func.func @layer` taking `x`, the layer's parameters under SPEC's
 /// names (wq, wk, wv, wo, down_w, down_b, theta, conv_u, gamma: those that
 /// exist for the config; role "parameter") and `lengths` (default T, range
-/// [1, T]), returning `y`, as one hkt.attention op.
+/// [1, T]), returning `y`, as one hkt.attention op. With a dynamic batch,
+/// that op is in the private `layer_row` (batch 1) and `layer` runs it on
+/// each row of x and lengths in turn (BatchedEntry.h, RowOrder::InOrder).
 /// `loc` is where the config came from (diagnostics point there).
 OwningOpRef<ModuleOp> buildLayerModule(MLIRContext &context,
                                        const LayerConfig &config, Location loc);

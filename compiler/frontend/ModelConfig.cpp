@@ -394,8 +394,8 @@ OwningOpRef<ModuleOp> mlir::hkt::buildModelModule(MLIRContext &context,
   func::FuncOp logitsRow = build(kLogitsRow, /*withLabels=*/false);
   func::FuncOp lossRow = build(kLossRow, /*withLabels=*/true);
   buildBatchedEntry(b, loc, logitsRow, "logits", maxBatch, {Combine::Rows},
-                    std::nullopt);
+                    std::nullopt, kModelRowArgs);
   buildBatchedEntry(b, loc, lossRow, "loss", maxBatch, {Combine::Mean},
-                    std::nullopt);
+                    std::nullopt, kModelRowArgs);
   return module;
 }

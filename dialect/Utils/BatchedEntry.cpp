@@ -25,17 +25,21 @@ namespace {
 class BatchedEntryBuilder {
 public:
   BatchedEntryBuilder(OpBuilder &b, Location loc, func::FuncOp row,
-                      ArrayRef<Combine> combine, std::optional<unsigned> seed)
+                      ArrayRef<Combine> combine, std::optional<unsigned> seed,
+                      ArrayRef<StringRef> rowArgs, RowOrder order)
       : b(b), loc(loc), row(row), rowType(row.getFunctionType()),
-        combine(combine), seed(seed), f32(b.getF32Type()) {}
+        combine(combine), seed(seed), rowArgs(rowArgs), order(order),
+        f32(b.getF32Type()) {}
 
   func::FuncOp build(StringRef name, int64_t maxBatch) {
     declare(name, maxBatch);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(fn.addEntryBlock());
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-    Value tokens = fn.getArgument(0);
-    batch = tensor::DimOp::create(b, loc, tokens, c0);
+    for (unsigned i = 0; i < fn.getNumArguments() && !batch; ++i)
+      if (isRowArg(i))
+        batch = tensor::DimOp::create(b, loc, fn.getArgument(i), c0);
+    assert(batch && "a batched entry needs a row argument");
     batchF32 = arith::UIToFPOp::create(
         b, loc, f32,
         arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
@@ -46,11 +50,16 @@ public:
           b, loc, RankedTensorType::get({}, f32),
           ValueRange{arith::DivFOp::create(b, loc, d, batchF32)});
     }
-    SmallVector<Value> returned =
-        llvm::all_of(combine, [](Combine c) { return c == Combine::Rows; })
-            ? stackRows()
-            : sumRows();
+    SmallVector<Value> returned;
+    if (order == RowOrder::InOrder)
+      returned = rowsInOrder();
+    else if (llvm::all_of(combine,
+                          [](Combine c) { return c == Combine::Rows; }))
+      returned = stackRows();
+    else
+      returned = sumRows();
     func::ReturnOp::create(b, loc, returned);
+    fn->setAttr(attr::kRowFunction, FlatSymbolRefAttr::get(row));
     return fn;
   }
 
@@ -84,7 +93,42 @@ private:
   }
   bool isRowArg(unsigned i) {
     auto n = row.getArgAttrOfType<StringAttr>(i, attr::kName);
-    return n && (n.getValue() == "tokens" || n.getValue() == "labels");
+    return n && llvm::is_contained(rowArgs, n.getValue());
+  }
+  /// The size of the entry's dynamic dimension `symbol`, read from an
+  /// argument that has it.
+  OpFoldResult sizeOf(OpBuilder &nb, Location nloc, StringRef symbol) {
+    if (symbol == "B")
+      return batch;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (auto dims = fn.getArgAttrOfType<ArrayAttr>(i, attr::kDims))
+        for (auto [d, s] : llvm::enumerate(dims))
+          if (cast<StringAttr>(s).getValue() == symbol)
+            return tensor::getMixedSize(nb, nloc, fn.getArgument(i), d);
+    llvm_unreachable("a result's symbol that no argument has");
+  }
+  /// An empty tensor of the stacked result `i` (B x ...).
+  Value stackedInit(OpBuilder &nb, Location nloc, unsigned i) {
+    auto t = cast<RankedTensorType>(results[i]);
+    auto dims = fn.getResultAttrOfType<ArrayAttr>(i, attr::kDims);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      sizes.push_back(
+          t.isDynamicDim(d)
+              ? sizeOf(nb, nloc, cast<StringAttr>(dims[d]).getValue())
+              : nb.getIndexAttr(t.getDimSize(d)));
+    return tensor::EmptyOp::create(nb, nloc, sizes, t.getElementType());
+  }
+  /// `value` (a row's 1 x ... result) as row `r` of `into`.
+  Value insertRow(OpBuilder &nb, Location nloc, Value value, Value into,
+                  Value r) {
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
+    offsets[0] = r;
+    return tensor::InsertSliceOp::create(
+        nb, nloc, value, into, offsets,
+        tensor::getMixedSizes(nb, nloc, value),
+        SmallVector<OpFoldResult>(rank, nb.getIndexAttr(1)));
   }
   OpFoldResult index(int64_t v) { return b.getIndexAttr(v); }
   Value zerosOf(OpBuilder &nb, Location nloc, RankedTensorType t) {
@@ -117,8 +161,8 @@ private:
     for (unsigned i = 0; i < results.size(); ++i) {
       NamedAttrList attrs(row.getResultAttrDict(i));
       if (combine[i] == Combine::Rows)
-        attrs.set(attr::kDims,
-                  symbolsOf(cast<RankedTensorType>(results[i]), nullptr));
+        attrs.set(attr::kDims, symbolsOf(cast<RankedTensorType>(results[i]),
+                                         row.getResultAttrDict(i)));
       fn.setResultAttrs(i, attrs.getDictionary(ctx));
     }
   }
@@ -128,7 +172,7 @@ private:
   /// least one), which gives the row's valid positions exactly
   /// (BatchedEntry.h).
   Value rowOf(OpBuilder &nb, Location nloc, Value arg, RankedTensorType rowT,
-              Value r) {
+              Value r, bool ownLength) {
     int64_t rank = rowT.getRank();
     SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
     offsets[0] = r;
@@ -141,9 +185,9 @@ private:
     auto wholeT = RankedTensorType::get(wholeShape, rowT.getElementType());
     Value whole = tensor::ExtractSliceOp::create(nb, nloc, wholeT, arg, offsets,
                                                  sizes, strides);
-    if (rowT.hasStaticShape())
+    if (!ownLength || rowT.hasStaticShape())
       return whole;
-    assert(rank == 2 && "only the tokens' length is dynamic");
+    assert(rank == 2 && "a row's own length is the tokens'");
     auto lengthsT = RankedTensorType::get({1}, rowT.getElementType());
     Value lengths = TokenLengthsOp::create(
         nb, nloc, lengthsT, whole,
@@ -169,7 +213,9 @@ private:
       if (seed && i == *seed)
         args.push_back(rowSeed);
       else if (isRowArg(i))
-        args.push_back(rowOf(nb, nloc, arg, cast<RankedTensorType>(t), r));
+        args.push_back(rowOf(
+            nb, nloc, arg, cast<RankedTensorType>(t), r,
+            row.getArgAttrOfType<StringAttr>(i, attr::kName) == "tokens"));
       else
         args.push_back(arg);
     }
@@ -197,12 +243,8 @@ private:
     // its row of the results (the row's own parallel loops then run on the
     // thread that runs the row).
     SmallVector<Value> inits;
-    for (Type t : results) {
-      auto tensor = cast<RankedTensorType>(t);
-      inits.push_back(tensor::EmptyOp::create(b, loc, tensor.getShape(),
-                                              tensor.getElementType(),
-                                              ValueRange{batch}));
-    }
+    for (unsigned i = 0; i < results.size(); ++i)
+      inits.push_back(stackedInit(b, loc, i));
     auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch},
                                         inits, std::nullopt);
     OpBuilder::InsertionGuard inner(b);
@@ -215,14 +257,52 @@ private:
       auto rowT = cast<RankedTensorType>(value.getType());
       SmallVector<OpFoldResult> offsets(rowT.getRank(), index(0));
       offsets[0] = r;
-      SmallVector<OpFoldResult> sizes, strides(rowT.getRank(), index(1));
-      for (int64_t d : rowT.getShape())
-        sizes.push_back(index(d));
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value),
+                                strides(rowT.getRank(), index(1));
       tensor::ParallelInsertSliceOp::create(b, loc, value,
                                             forall.getRegionIterArgs()[i],
                                             offsets, sizes, strides);
     }
     llvm::append_range(returned, forall.getResults());
+    return returned;
+  }
+
+  /// One row after the other (each row's own parallel loops use every
+  /// thread): stacked results row by row, sums and means in row order.
+  SmallVector<Value> rowsInOrder() {
+    SmallVector<Value> inits;
+    for (auto [i, t] : llvm::enumerate(results))
+      inits.push_back(combine[i] == Combine::Rows
+                          ? stackedInit(b, loc, i)
+                          : zerosOf(b, loc, cast<RankedTensorType>(t)));
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+    auto rows = scf::ForOp::create(
+        b, loc, c0, batch, c1, inits,
+        [&](OpBuilder &nb, Location nloc, Value r, ValueRange acc) {
+          auto call = callRow(nb, nloc, r);
+          SmallVector<Value> next;
+          for (auto [i, value] : llvm::enumerate(call.getResults()))
+            next.push_back(
+                combine[i] == Combine::Rows
+                    ? insertRow(nb, nloc, value, acc[i], r)
+                    : linalg::AddOp::create(nb, nloc, ValueRange{value, acc[i]},
+                                            ValueRange{acc[i]})
+                          .getResult(0));
+          scf::YieldOp::create(nb, nloc, next);
+        });
+    rows->setAttr(attr::kRowLoop, b.getUnitAttr());
+    SmallVector<Value> returned;
+    for (auto [i, result] : llvm::enumerate(rows.getResults())) {
+      Value value = result;
+      if (combine[i] == Combine::Mean) {
+        Value total = tensor::ExtractOp::create(b, loc, value);
+        value = tensor::FromElementsOp::create(
+            b, loc, RankedTensorType::get({}, f32),
+            ValueRange{arith::DivFOp::create(b, loc, total, batchF32)});
+      }
+      returned.push_back(value);
+    }
     return returned;
   }
 
@@ -300,6 +380,8 @@ private:
   FunctionType rowType;
   ArrayRef<Combine> combine;
   std::optional<unsigned> seed;
+  ArrayRef<StringRef> rowArgs;
+  RowOrder order;
   Type f32;
   SmallVector<Type> inputs, results;
   Value batch, batchF32, rowSeed;
@@ -310,6 +392,9 @@ func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc,
                                           func::FuncOp row, StringRef name,
                                           int64_t maxBatch,
                                           ArrayRef<Combine> combine,
-                                          std::optional<unsigned> seed) {
-  return BatchedEntryBuilder(b, loc, row, combine, seed).build(name, maxBatch);
+                                          std::optional<unsigned> seed,
+                                          ArrayRef<StringRef> rowArgs,
+                                          RowOrder order) {
+  return BatchedEntryBuilder(b, loc, row, combine, seed, rowArgs, order)
+      .build(name, maxBatch);
 }

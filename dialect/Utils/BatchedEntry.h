@@ -24,12 +24,21 @@ namespace mlir::hkt {
 /// How a batched entry combines its row function's results over the rows.
 enum class Combine { Rows, Mean, Sum };
 
+/// How the rows run: in parallel (many small rows: the model's; sums in
+/// kRowChunks chunks) or one after the other, each row's own parallel loops
+/// using every thread (a few large rows: a layer's).
+enum class RowOrder { Parallel, InOrder };
+
+/// The row arguments of the model's entries.
+inline constexpr StringRef kModelRowArgs[] = {"tokens", "labels"};
+
 /// The rows of a sum over the batch run in this many chunks in parallel.
 constexpr int64_t kRowChunks = 8;
 
 /// Builds the public entry `name` that runs the private batch-1 function
-/// `row` on every row of a batch of dynamic size B: `tokens` (B x T) and
-/// `labels` (B), if `row` takes them, are sliced one row per call (when
+/// `row` on every row of a batch of dynamic size B: the arguments named in
+/// `rowArgs` (the model's `tokens`, B x T, and `labels`, B) are sliced one
+/// row per call (when
 /// `row` takes tokens of a dynamic length, each row's tokens before its
 /// first padding token, at least one: SPEC's model never reads a position
 /// at or past a row's length for its valid positions, so this is exact and
@@ -43,7 +52,9 @@ constexpr int64_t kRowChunks = 8;
 func::FuncOp buildBatchedEntry(OpBuilder &b, Location loc, func::FuncOp row,
                                StringRef name, int64_t maxBatch,
                                ArrayRef<Combine> combine,
-                               std::optional<unsigned> seed);
+                               std::optional<unsigned> seed,
+                               ArrayRef<StringRef> rowArgs,
+                               RowOrder order = RowOrder::Parallel);
 
 } // namespace mlir::hkt
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/HKTOps.h"
+#include "dialect/Utils/BatchedEntry.h"
 #include "dialect/Utils/LinalgBuilders.h"
 #include "passes/autodiff/Passes.h"
 #include "runtime/ModuleFormat.h"
@@ -329,6 +330,66 @@ LogicalResult differentiate(func::FuncOp fn, bool returnValues) {
   return success();
 }
 
+/// A batched entry (hkt.row_function, BatchedEntry.h) whose results are
+/// stacked rows: its row function is differentiated, and `<name>_grad` runs
+/// that gradient on every row the same way: the row arguments and the rows
+/// of each seed in, the rows of their gradients stacked and the gradients
+/// of the other arguments (the weights) summed over the rows, in row order.
+LogicalResult differentiateBatched(func::FuncOp fn, bool returnValues) {
+  namespace attr = ::hkt::format::attr;
+  auto rowRef = fn->getAttrOfType<FlatSymbolRefAttr>(attr::kRowFunction);
+  auto row = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(fn, rowRef);
+  if (!row)
+    return fn.emitError("hkt-differentiate: no row function ") << rowRef;
+  // The row arguments are those with the batch dimension B.
+  auto isBatched = [](DictionaryAttr attrs) {
+    auto dims = attrs ? attrs.getAs<ArrayAttr>(attr::kDims) : ArrayAttr();
+    return dims && !dims.empty() &&
+           cast<StringAttr>(dims[0]).getValue() == "B";
+  };
+  SmallVector<std::string> rowArgs;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (isBatched(fn.getArgAttrDict(i)))
+      rowArgs.push_back(nameOf(fn.getArgAttrDict(i), "arg", i));
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    if (!isBatched(fn.getResultAttrDict(i)))
+      return fn.emitError("hkt-differentiate: a batched entry's results must "
+                          "be stacked rows (dimension 0 'B'); result ")
+             << i << " is not";
+    // The seed of a stacked result is a row argument of the gradient.
+    rowArgs.push_back("d" + nameOf(fn.getResultAttrDict(i), "result", i));
+  }
+  if (failed(differentiate(row, returnValues)))
+    return failure();
+  auto rowGrad = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      fn, StringAttr::get(fn.getContext(), (row.getSymName() + "_grad").str()));
+  // Returned values are stacked like the entry's results; the gradient of a
+  // row argument is stacked, that of any other argument summed.
+  SmallVector<Combine> combine;
+  for (unsigned i = 0; i < rowGrad.getNumResults(); ++i) {
+    std::string name = nameOf(rowGrad.getResultAttrDict(i), "result", i);
+    bool stacked =
+        i < (returnValues ? fn.getNumResults() : 0) ||
+        llvm::any_of(rowArgs, [&](const std::string &a) {
+          return "d" + a == name;
+        });
+    combine.push_back(stacked ? Combine::Rows : Combine::Sum);
+  }
+  int64_t maxBatch = 0;
+  for (unsigned i = 0; i < fn.getNumArguments() && !maxBatch; ++i)
+    if (isBatched(fn.getArgAttrDict(i)))
+      maxBatch = fn.getArgAttrOfType<DenseI64ArrayAttr>(i, attr::kBounds)[0];
+  SmallVector<StringRef> rowArgRefs(rowArgs.begin(), rowArgs.end());
+  OpBuilder b(fn.getContext());
+  b.setInsertionPointAfter(fn);
+  func::FuncOp grad =
+      buildBatchedEntry(b, fn.getLoc(), rowGrad, (fn.getSymName() + "_grad").str(),
+                        maxBatch, combine, std::nullopt, rowArgRefs,
+                        RowOrder::InOrder);
+  grad.setVisibility(fn.getVisibility());
+  return success();
+}
+
 struct HktDifferentiatePass
     : public mlir::hkt::impl::HktDifferentiatePassBase<HktDifferentiatePass> {
   using Base::Base;
@@ -350,7 +411,9 @@ struct HktDifferentiatePass
       }
     }
     for (func::FuncOp fn : targets)
-      if (failed(differentiate(fn, returnValues)))
+      if (failed(fn->hasAttr(::hkt::format::attr::kRowFunction)
+                     ? differentiateBatched(fn, returnValues)
+                     : differentiate(fn, returnValues)))
         return signalPassFailure();
   }
 };

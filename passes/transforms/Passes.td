@@ -107,8 +107,10 @@ def HktResultsToOutParamsPass : Pass<"hkt-results-to-out-params", "::mlir::Modul
     out-parameter; every other result is copied (`memref.copy`; the
     deallocation pipeline, which runs after, frees the source). Run before
     `buffer-results-to-out-params`, which then finds nothing to do in these
-    functions. A function that has callers is refused: its calls would
-    need the sizes.
+    functions. A private function that has callers (a batched entry's row
+    function of dynamic length, BatchedEntry.h) is inlined at its calls
+    instead, its buffers then freed by the caller's deallocation; a public
+    one with callers is refused: its calls would need the sizes.
 
     Before:
 

@@ -8,9 +8,13 @@
 
 #include "passes/transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/Inliner.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace mlir::hkt {
@@ -24,6 +28,39 @@ namespace {
 bool isDynamicMemRef(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   return memref && !memref.hasStaticShape();
+}
+
+/// Inlines every call of the private `fn` and erases it. Its affine.apply
+/// ops become arith first: their operands would not be valid affine symbols
+/// inside the caller's loops, which the affine inliner refuses.
+LogicalResult inlineEverywhere(func::FuncOp fn, ModuleOp module) {
+  SmallVector<affine::AffineApplyOp> applies;
+  fn.walk([&](affine::AffineApplyOp op) { applies.push_back(op); });
+  for (affine::AffineApplyOp op : applies) {
+    OpBuilder b(op);
+    std::optional<SmallVector<Value, 8>> expanded = affine::expandAffineMap(
+        b, op.getLoc(), op.getAffineMap(), llvm::to_vector(op.getOperands()));
+    if (!expanded)
+      return op.emitError("cannot expand this affine.apply for inlining");
+    op.getResult().replaceAllUsesWith((*expanded)[0]);
+    op.erase();
+  }
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() == fn.getSymName())
+      calls.push_back(call);
+  });
+  InlinerInterface interface(module.getContext());
+  InlinerConfig config;
+  for (func::CallOp call : calls) {
+    if (failed(inlineCall(interface, config.getCloneCallback(), call, fn,
+                          &fn.getBody())))
+      return call.emitError() << "cannot inline '" << fn.getSymName()
+                              << "', which returns a memref of dynamic shape";
+    call.erase();
+  }
+  fn.erase();
+  return success();
 }
 
 LogicalResult convert(func::FuncOp fn, ModuleOp module) {
@@ -83,7 +120,9 @@ struct HktResultsToOutParamsPass
       if (fn.isExternal() ||
           llvm::none_of(fn.getResultTypes(), isDynamicMemRef))
         continue;
-      if (failed(convert(fn, module)))
+      if (failed(fn.isPrivate() && !SymbolTable::symbolKnownUseEmpty(fn, module)
+                     ? inlineEverywhere(fn, module)
+                     : convert(fn, module)))
         return signalPassFailure();
     }
   }

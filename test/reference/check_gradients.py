@@ -42,7 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
-                         read_safetensors, run_tool, seq_lens, sharpen_params,
+                         batch_sizes, max_batch_flags, read_safetensors,
+                         run_tool, seq_lens, sharpen_params,
                          write_safetensors)
 from hkt_seed import pick_seed  # noqa: E402
 
@@ -84,6 +85,10 @@ def parse_args(argv):
                          "--max-seq-len), run at every length of --seq-lens: "
                          "each against the reference and a static module")
     ap.add_argument("--seq-lens", metavar="T,T,...")
+    ap.add_argument("--max-batch", type=int, metavar="M",
+                    help="with --max-seq-len: a dynamic batch too (as "
+                         "check_layer.py --max-batch)")
+    ap.add_argument("--batches", metavar="B,B,...")
     args = ap.parse_args(argv)
     if (args.max_seq_len is None) != (args.seq_lens is None):
         ap.error("--max-seq-len and --seq-lens go together")
@@ -182,7 +187,8 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
     gradients that are round-off in float64 terms aside). A failure prints
     d<name>=<error vs reference>/<error vs static>."""
     N, lens = seq_lens(args)
-    B, D = user_cfg["batch"], user_cfg["dim"]
+    batches = batch_sizes(args, user_cfg)
+    D = user_cfg["dim"]
     wd = args.workdir
     os.makedirs(wd, exist_ok=True)
     params = R.random_params(rng, cfg, D, dtype=np.float32)
@@ -190,27 +196,29 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
     write_safetensors(st_path, params)
     dyn_json = os.path.join(wd, "layer-dynamic.json")
     with open(dyn_json, "w") as f:
-        json.dump(dict(user_cfg, seq_len=None), f)
+        json.dump(dict(user_cfg, seq_len=None,
+                       **({"batch": None} if args.max_batch else {})), f)
     failed = False
     for pipeline in args.pipeline.split(","):
         dyn_mod = os.path.join(wd, "mod-dynamic-" + pipeline)
         compile_grad(args, pipeline, dyn_json, dyn_mod,
-                     ["--max-seq-len", str(N)])
-        for T in lens:
+                     ["--max-seq-len", str(N)] + max_batch_flags(args))
+        for i, T in enumerate(lens):
+            B = batches[i % len(batches)]
             x = rng.standard_normal((B, T, D)).astype(np.float32)
             lengths = rng.integers(1, T + 1, size=B).astype(np.int32)
             dy = rng.standard_normal((B, T, D)).astype(np.float32)
             ref, aux = G.backward_from_cache(
                 G.forward_cache(x, params, cfg, lengths), dy)
-            tag = "%s-%d" % (pipeline, T)
+            tag = "%s-%d-%d" % (pipeline, B, T)
             inputs = []
             for name, a in (("x", x), ("dy", dy), ("lengths", lengths)):
                 path = os.path.join(wd, "%s-%s.npy" % (name, tag))
                 np.save(path, a)
                 inputs += ["--input", "%s=%s" % (name, path)]
-            static_json = os.path.join(wd, "layer-%d.json" % T)
+            static_json = os.path.join(wd, "layer-%d-%d.json" % (B, T))
             with open(static_json, "w") as f:
-                json.dump(dict(user_cfg, seq_len=T), f)
+                json.dump(dict(user_cfg, seq_len=T, batch=B), f)
             static_mod = os.path.join(wd, "mod-%s" % tag)
             compile_grad(args, pipeline, static_json, static_mod)
             got = {}
@@ -246,8 +254,10 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
                                if not np.isfinite(g).all())
             ok = (not nonfinite and all(e <= args.tol for e in errors.values())
                   and worst_static <= 1e-5)
-            line = "%s pipeline=%s max_seq_len=%d T=%d worst=d%s rel_err=%.3g vs_static=%s" % (
-                head, pipeline, N, T, worst, errors[worst],
+            line = "%s pipeline=%s max_seq_len=%d T=%d%s worst=d%s rel_err=%.3g vs_static=%s" % (
+                head, pipeline, N, T,
+                " max_batch=%d B=%d" % (args.max_batch, B) if args.max_batch else "",
+                worst, errors[worst],
                 "bitwise" if bitwise else "%.3g" % worst_static)
             if len(conditioned) < len(ref):
                 line += " (round-off only: %s)" % " ".join(
@@ -268,7 +278,9 @@ def main(argv):
     user_cfg = load_config(args.config, dynamic=args.max_seq_len is not None)
     cfg = R.full_cfg({k: v for k, v in user_cfg.items()
                       if k not in ("batch", "seq_len", "dim")})
-    B, T, D = user_cfg["batch"], user_cfg.get("seq_len"), user_cfg["dim"]
+    if args.max_batch and args.max_seq_len is None:
+        raise CheckError("--max-batch needs --max-seq-len")
+    B, T, D = user_cfg.get("batch"), user_cfg.get("seq_len"), user_cfg["dim"]
     cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
     seed = args.seed if args.seed is not None else pick_seed("check_gradients.py")
     rng = np.random.default_rng(seed)

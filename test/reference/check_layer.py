@@ -63,7 +63,7 @@ def load_config(text, dynamic=False):
     if not isinstance(cfg, dict):
         raise CheckError("--config: expected a JSON object")
     for k in REQUIRED_KEYS:
-        if k not in cfg and not (dynamic and k == "seq_len"):
+        if k not in cfg and not (dynamic and k in ("seq_len", "batch")):
             raise CheckError("--config: missing required key %r" % k)
     unknown = sorted(set(cfg) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
     if unknown:
@@ -235,6 +235,12 @@ def parse_args(argv):
                          "and against a static module of that length")
     ap.add_argument("--seq-lens", metavar="T,T,...",
                     help="with --max-seq-len: the lengths to run")
+    ap.add_argument("--max-batch", type=int, metavar="M",
+                    help="with --max-seq-len: the batch is dynamic too "
+                         "(hkt-compile --max-batch M), the i-th length runs "
+                         "at the i-th batch of --batches (cycled)")
+    ap.add_argument("--batches", metavar="B,B,...",
+                    help="with --max-batch: the batch sizes to run")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--precompiled", metavar="MODDIR",
                     help="run this module (compiled from the same config, "
@@ -297,9 +303,11 @@ def sharpen_params(x, params, cfg, rms):
 def main(argv):
     args = parse_args(argv)
     user_cfg = load_config(args.config, dynamic=args.max_seq_len is not None)
+    if args.max_batch and args.max_seq_len is None:
+        raise CheckError("--max-batch needs --max-seq-len")
     cfg = R.full_cfg({k: v for k, v in user_cfg.items()
                       if k not in ("batch", "seq_len", "dim")})
-    B, T, D = user_cfg["batch"], user_cfg.get("seq_len"), user_cfg["dim"]
+    B, T, D = user_cfg.get("batch"), user_cfg.get("seq_len"), user_cfg["dim"]
     H, L = cfg["heads"], cfg["levels"]
     cfg_str = json.dumps(user_cfg, separators=(",", ":"), sort_keys=True)
 
@@ -554,18 +562,42 @@ def seq_lens(args):
     return N, lens
 
 
+def batch_sizes(args, user_cfg):
+    """The batch of each run: --batches (each in [1, --max-batch]) with
+    --max-batch, else the config's."""
+    if not args.max_batch:
+        if args.batches:
+            raise CheckError("--batches needs --max-batch")
+        return [user_cfg["batch"]]
+    try:
+        batches = [int(v) for v in (args.batches or str(args.max_batch)).split(",")]
+    except ValueError:
+        raise CheckError("--batches: expected a comma list of integers")
+    if any(b < 1 or b > args.max_batch for b in batches):
+        raise CheckError("--batches: sizes must lie in [1, %d]: %s"
+                         % (args.max_batch, batches))
+    return batches
+
+
+def max_batch_flags(args):
+    return ["--max-batch", str(args.max_batch)] if args.max_batch else []
+
+
 def check_dynamic(args, user_cfg, cfg, seed, rng, head):
     """One module with a dynamic T <= --max-seq-len, run at every length of
     --seq-lens on fresh inputs: each result against the float64 reference
     (--tol) and against a module compiled for that static length (the same
     numbers: bitwise when the tiles are the same, else within 1e-6)."""
     N, lens = seq_lens(args)
-    B, D = user_cfg["batch"], user_cfg["dim"]
+    batches = batch_sizes(args, user_cfg)
+    D = user_cfg["dim"]
     wd = args.workdir
     os.makedirs(wd, exist_ok=True)
     params = R.random_params(rng, cfg, D, dtype=np.float32)
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
     dyn_cfg = dict(user_cfg, seq_len=None)
+    if args.max_batch:
+        dyn_cfg["batch"] = None
     dyn_json = os.path.join(wd, "layer-dynamic.json")
     with open(dyn_json, "w") as f:
         json.dump(dyn_cfg, f)
@@ -573,24 +605,28 @@ def check_dynamic(args, user_cfg, cfg, seed, rng, head):
     for pipeline in args.pipeline.split(","):
         dyn_mod = os.path.join(wd, "mod-dynamic-" + pipeline)
         cmd = compile_cmd(args, pipeline, dyn_json, dyn_mod)
-        run_tool(cmd + ["--max-seq-len", str(N)], args.timeout)
+        run_tool(cmd + ["--max-seq-len", str(N)] + max_batch_flags(args),
+                 args.timeout)
         with open(os.path.join(dyn_mod, "manifest.json")) as f:
             x_spec = [a for a in json.load(f)["entries"][0]["args"]
                       if a["name"] == "x"][0]
         if x_spec["shape"][1] != -1 or x_spec["dims"][1] != {"symbol": "T", "max": N}:
             print("%s pipeline=%s FAIL the manifest's x is %s" % (head, pipeline, x_spec))
             return 1
-        for T in lens:
+        for i, T in enumerate(lens):
+            B = batches[i % len(batches)]
             line = "%s pipeline=%s max_seq_len=%d T=%d" % (head, pipeline, N, T)
+            if args.max_batch:
+                line += " max_batch=%d B=%d" % (args.max_batch, B)
             x = rng.standard_normal((B, T, D)).astype(np.float32)
             lengths = rng.integers(1, T + 1, size=B).astype(np.int32)
             ref = R.hkt_layer(x.astype(np.float64), p64, cfg, lengths)
             y = run_layer(args, dyn_mod, wd, "dyn-%s-%d" % (pipeline, T), x,
                           lengths, params)
-            static_json = os.path.join(wd, "layer-%d.json" % T)
+            static_json = os.path.join(wd, "layer-%d-%d.json" % (B, T))
             with open(static_json, "w") as f:
-                json.dump(dict(user_cfg, seq_len=T), f)
-            static_mod = os.path.join(wd, "mod-%s-%d" % (pipeline, T))
+                json.dump(dict(user_cfg, seq_len=T, batch=B), f)
+            static_mod = os.path.join(wd, "mod-%s-%d-%d" % (pipeline, B, T))
             run_tool(compile_cmd(args, pipeline, static_json, static_mod),
                      args.timeout)
             ys = run_layer(args, static_mod, wd, "static-%s-%d" % (pipeline, T),

@@ -5,6 +5,8 @@
 //   hkt-compile --layer LAYER.json --emit-mlir    print the IR instead
 //   hkt-compile --layer LAYER.json --emit-llvm    print the optimised LLVM IR
 //   hkt-compile --layer LAYER.json --backward -o OUT   add the entry layer_grad
+//   hkt-compile --layer LAYER.json --max-seq-len N [--max-batch M] -o OUT
+//                                            any T up to N (and B up to M)
 //   hkt-compile --model MODEL.json [--max-batch N] [--fixed-len] -o OUT
 //                                            SPEC's classifier: logits, loss,
 //                                            loss_grad, train_step (any batch
@@ -54,8 +56,9 @@ static cl::opt<std::string> modelFile(
     cl::value_desc("MODEL.json"), cl::cat(category));
 static cl::opt<int64_t> modelBatch(
     "max-batch",
-    cl::desc("--model: the largest batch a call takes (default 1024); the "
-             "batch is dynamic, any B in [1, N] runs"),
+    cl::desc("--model (default 1024) and --layer: the largest batch a call "
+             "takes; the batch is dynamic, any B in [1, N] runs (a layer "
+             "config's batch may then be null or left out)"),
     cl::init(hkt::kDefaultMaxBatch), cl::cat(category));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len",
@@ -160,8 +163,14 @@ static std::string checkFlags() {
       1)
     return "give exactly one input: IN.mlir, --layer LAYER.json or "
            "--model MODEL.json";
-  if (modelBatch.getNumOccurrences() && modelFile.empty())
-    return "--max-batch applies to --model only";
+  if (modelBatch.getNumOccurrences() && modelFile.empty() &&
+      layerFile.empty())
+    return "--max-batch applies to --model and --layer only (in IR, give x "
+           "a dynamic B with hkt.dims and hkt.bounds)";
+  if (modelBatch.getNumOccurrences() && !layerFile.empty() && target != "cpu")
+    return "--max-batch: --target " + target +
+           " needs a static batch for a layer today; compile for --target "
+           "cpu or without --max-batch";
   if (maxSeqLen.getNumOccurrences() && layerFile.empty())
     return "--max-seq-len applies to --layer only (in IR, give x a dynamic "
            "T with hkt.dims and hkt.bounds)";
@@ -222,7 +231,8 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
       return nullptr;
     }
     llvm::Expected<hkt::LayerConfig> config =
-        hkt::parseLayerConfig((*buffer)->getBuffer(), maxSeqLen);
+        hkt::parseLayerConfig((*buffer)->getBuffer(), maxSeqLen,
+                              modelBatch.getNumOccurrences() ? modelBatch : 0);
     if (!config) {
       fail(layerFile + ": " + llvm::toString(config.takeError()));
       return nullptr;

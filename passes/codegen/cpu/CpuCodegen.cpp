@@ -13,6 +13,7 @@
 
 #include "passes/codegen/cpu/CpuTuning.h"
 #include "passes/codegen/cpu/Passes.h"
+#include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/TransformOps/LinalgTransformOps.h"
@@ -239,6 +240,17 @@ std::optional<Tiles> gemmTiles(Tiles::Kind kind, int64_t rows, int64_t n,
   return t;
 }
 
+/// True when `op` is inside a loop nest of the lowering (an attention
+/// tile's), not at the level of a whole op: a batched entry's loop over the
+/// rows (hkt.row_loop, BatchedEntry.h) runs whole ops once per row.
+bool inLoopNest(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (isa<scf::ForallOp, scf::ForOp>(p) &&
+        !p->hasAttr(::hkt::format::attr::kRowLoop))
+      return true;
+  return false;
+}
+
 /// How the recipe treats `op`, if it covers it: static f32 shapes whose
 /// tiles divide exactly (vectorisation needs static shapes).
 std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
@@ -246,8 +258,7 @@ std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
       !llvm::all_of(op->getOperands(), nonMemrefOrF32))
     return std::nullopt;
   const CpuTuning &tuning = cpuTuningFor(vectorBits);
-  bool inLoop = op->getParentOfType<scf::ForallOp>() ||
-                op->getParentOfType<scf::ForOp>();
+  bool inLoop = inLoopNest(op);
   bool allStatic = llvm::all_of(op->getOperands(), [](Value v) {
     return !isa<MemRefType>(v.getType()) || staticF32(v);
   });
@@ -475,8 +486,7 @@ void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
     return;
   SmallVector<linalg::MatmulOp> matmuls;
   module.walk([&](linalg::MatmulOp mm) {
-    if (!mm->getParentOfType<scf::ForallOp>() &&
-        !mm->getParentOfType<scf::ForOp>() && mm.hasPureBufferSemantics())
+    if (!inLoopNest(mm) && mm.hasPureBufferSemantics())
       matmuls.push_back(mm);
   });
   for (linalg::MatmulOp mm : matmuls) {

@@ -299,3 +299,39 @@ func.func @dynamic_length(%x: tensor<1x?x4xf32> {hkt.name = "x", hkt.dims = ["",
   %y = hkt.downsample ins(%x, %w, %b : tensor<1x?x4xf32>, tensor<4x3xf32>, tensor<4xf32>) outs(%e : tensor<1x?x4xf32>) stride = 1 -> tensor<1x?x4xf32>
   return %y : tensor<1x?x4xf32>
 }
+
+// -----
+
+// A batched entry (hkt.row_function, as hkt-compile --layer --max-batch
+// builds one): its row function is differentiated, and the gradient entry
+// runs that gradient on each row in order, the rows of the seed in, the
+// rows of dp stacked and dv (an argument without the batch) summed.
+// CHECK-LABEL: func.func private @attend_row_grad(
+// CHECK-LABEL: func.func @attend_rows_grad(
+// CHECK-SAME: %[[P:[^:]+]]: tensor<?x2x4x4xf32> {hkt.bounds = array<i64: 8, 2, 4, 4>, hkt.dims = ["B", "", "", ""], hkt.name = "p"}
+// CHECK-SAME: %[[V:[^:]+]]: tensor<1x4x4xf32> {hkt.name = "v"}
+// CHECK-SAME: %[[DO:[^:]+]]: tensor<?x4x4xf32> {hkt.bounds = array<i64: 8, 4, 4>, hkt.dims = ["B", "", ""], hkt.name = "do"}
+// CHECK-SAME: -> (tensor<?x2x4x4xf32> {hkt.dims = ["B", "", "", ""], hkt.name = "dp"}, tensor<1x4x4xf32> {hkt.name = "dv"})
+// CHECK-SAME: attributes {hkt.row_function = @attend_row_grad}
+// CHECK: %[[B:.+]] = tensor.dim %[[P]], %c0
+// CHECK: scf.for %[[R:.+]] = %{{.+}} to %[[B]] step %{{.+}} iter_args(%[[DPS:.+]] = %{{.+}}, %[[DVS:.+]] = %{{.+}})
+// CHECK: %[[PR:.+]] = tensor.extract_slice %[[P]][%[[R]], 0, 0, 0] [1, 2, 4, 4]
+// CHECK: %[[DOR:.+]] = tensor.extract_slice %[[DO]][%[[R]], 0, 0] [1, 4, 4]
+// CHECK: %[[G:.+]]:2 = func.call @attend_row_grad(%[[PR]], %[[V]], %[[DOR]])
+// CHECK: tensor.insert_slice %[[G]]#0 into %[[DPS]][%[[R]], 0, 0, 0] [1, 2, 4, 4]
+// CHECK: linalg.add ins(%[[G]]#1, %[[DVS]]
+// CHECK: } {hkt.row_loop}
+func.func private @attend_row(%p: tensor<1x2x4x4xf32> {hkt.name = "p"}, %v: tensor<1x4x4xf32> {hkt.name = "v"})
+    -> (tensor<1x4x4xf32> {hkt.name = "o"}) {
+  %e = tensor.empty() : tensor<1x4x4xf32>
+  %a = hkt.attend ins(%p, %v : tensor<1x2x4x4xf32>, tensor<1x4x4xf32>) outs(%e : tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+  return %a : tensor<1x4x4xf32>
+}
+func.func @attend_rows(%p: tensor<?x2x4x4xf32> {hkt.name = "p", hkt.dims = ["B", "", "", ""], hkt.bounds = array<i64: 8, 2, 4, 4>},
+                       %v: tensor<1x4x4xf32> {hkt.name = "v"})
+    -> (tensor<?x4x4xf32> {hkt.name = "o", hkt.dims = ["B", "", ""]}) attributes {hkt.row_function = @attend_row} {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %p, %c0 : tensor<?x2x4x4xf32>
+  %e = tensor.empty(%b) : tensor<?x4x4xf32>
+  return %e : tensor<?x4x4xf32>
+}

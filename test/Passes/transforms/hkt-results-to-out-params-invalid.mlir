@@ -1,7 +1,8 @@
 // RUN: hkt-opt %s --split-input-file --hkt-results-to-out-params --verify-diagnostics
 // What hkt-results-to-out-params refuses.
 
-// A function with callers: the calls would need the result's sizes.
+// A public function with callers: the calls would need the result's sizes
+// (a private one is inlined instead).
 // expected-error @+1 {{returns a memref of dynamic shape and has callers: only entries (functions nothing calls) get out-parameters for such results}}
 func.func @callee(%x: memref<?xf32>) -> memref<?xf32> {
   return %x : memref<?xf32>

@@ -41,3 +41,36 @@ func.func @identity(%x: memref<?xf32>) -> memref<?xf32> {
 func.func @static(%x: memref<4xf32>) -> memref<4xf32> {
   return %x : memref<4xf32>
 }
+
+// -----
+
+// A private function with callers (a batched entry's row function of
+// dynamic length) is inlined at its calls, its affine.apply ops expanded
+// to arith (the affine inliner refuses their operands inside a loop), and
+// erased; the entry then gets its out-parameter.
+// CHECK-LABEL: func.func @entry
+// CHECK-SAME: (%[[X:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<?xf32>)
+// CHECK-NOT: call
+// CHECK: scf.for
+// CHECK: %[[N:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: memref.alloc(%[[N]]) : memref<?xf32>
+// CHECK: memref.copy %{{.+}}, %[[OUT]]
+// CHECK-NOT: func.func private @row
+#plus1 = affine_map<()[s0] -> (s0 + 1)>
+func.func private @row(%x: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %m = affine.apply #plus1()[%n]
+  %y = memref.alloc(%m) : memref<?xf32>
+  return %y : memref<?xf32>
+}
+func.func @entry(%x: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %x) -> (memref<?xf32>) {
+    %y = func.call @row(%acc) : (memref<?xf32>) -> memref<?xf32>
+    scf.yield %y : memref<?xf32>
+  }
+  return %r : memref<?xf32>
+}
