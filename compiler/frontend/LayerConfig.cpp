@@ -52,14 +52,14 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
   // replaces the key, which may then be absent or null; a given value must
   // lie within the bound.
   struct DynamicKey {
-    const char *name, *flag;
+    const char *name, *flag, *what;
     int64_t *field, bound;
     bool *dynamic;
   };
-  DynamicKey dynamics[] = {
-      {"batch", "--max-batch", &config.batch, maxBatch, &config.dynamicBatch},
-      {"seq_len", "--max-seq-len", &config.seqLen, maxSeqLen,
-       &config.dynamicSeqLen}};
+  DynamicKey dynamics[] = {{"batch", "--max-batch", "batch", &config.batch,
+                            maxBatch, &config.dynamicBatch},
+                           {"seq_len", "--max-seq-len", "length",
+                            &config.seqLen, maxSeqLen, &config.dynamicSeqLen}};
   auto dynamicKey = [&](const char *name) -> DynamicKey * {
     for (DynamicKey &k : dynamics)
       if (llvm::StringRef(k.name) == name)
@@ -83,9 +83,9 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
       bool null = v && v->kind() == llvm::json::Value::Null;
       if (null && d->bound <= 0)
         return llvm::createStringError(
-            "layer config: '%s' is null (a dynamic size): give its bound "
+            "layer config: '%s' is null (a dynamic %s): give its bound "
             "with hkt-compile %s N",
-            k.name, d->flag);
+            k.name, d->what, d->flag);
       if (d->bound > 0 && (!v || null))
         continue;
     }

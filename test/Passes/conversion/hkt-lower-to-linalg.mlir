@@ -185,3 +185,34 @@ func.func @model_ops(%tok: tensor<2x8xi32>, %table: tensor<16x4xf32>, %pos: tens
   %l = hkt.cross_entropy ins(%p, %labels : tensor<2x4xf32>, tensor<2xi32>) outs(%le : tensor<f32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The same ops on a row of dynamic length (hkt-compile --model's row
+// functions): the token lengths start at T read with tensor.dim, the
+// embedding takes the first T rows of pos, and every result is 1 x T.
+// CHECK-LABEL: func.func @model_ops_dynamic
+// CHECK-SAME: (%[[TOK:.+]]: tensor<1x?xi32>, %{{.+}}: tensor<16x4xf32>, %[[POS:[^:]+]]: tensor<32x4xf32>
+// CHECK: tensor.empty() : tensor<1xi32>
+// CHECK: %[[TD:.+]] = tensor.dim %[[TOK]], %{{.+}} : tensor<1x?xi32>
+// CHECK-NEXT: %[[T:.+]] = arith.index_cast %[[TD]] : index to i32
+// CHECK-NEXT: linalg.fill ins(%[[T]] : i32)
+// CHECK: %[[N:.+]] = tensor.dim %[[TOK]], %{{.+}} : tensor<1x?xi32>
+// CHECK-NEXT: tensor.extract_slice %[[POS]][0, 0] [%[[N]], 4] [1, 1] : tensor<32x4xf32> to tensor<?x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<1x?x4xf32>)
+// CHECK-NOT: = hkt.
+func.func @model_ops_dynamic(%tok: tensor<1x?xi32>, %table: tensor<16x4xf32>, %pos: tensor<32x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>, %labels: tensor<1xi32>) -> tensor<f32> {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %tok, %c1 : tensor<1x?xi32>
+  %li = tensor.empty() : tensor<1xi32>
+  %len = hkt.token_lengths ins(%tok : tensor<1x?xi32>) outs(%li : tensor<1xi32>) -> tensor<1xi32>
+  %e = tensor.empty(%t) : tensor<1x?x4xf32>
+  %x = hkt.embed ins(%tok, %table, %pos : tensor<1x?xi32>, tensor<16x4xf32>, tensor<32x4xf32>) outs(%e : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %n = hkt.layer_norm ins(%x, %w, %b : tensor<1x?x4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %g = hkt.gelu ins(%n : tensor<1x?x4xf32>) outs(%e : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %pe = tensor.empty() : tensor<1x4xf32>
+  %p = hkt.mean_pool ins(%g : tensor<1x?x4xf32>) lengths(%len : tensor<1xi32>) outs(%pe : tensor<1x4xf32>) -> tensor<1x4xf32>
+  %le = tensor.empty() : tensor<f32>
+  %l = hkt.cross_entropy ins(%p, %labels : tensor<1x4xf32>, tensor<1xi32>) outs(%le : tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
