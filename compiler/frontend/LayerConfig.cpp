@@ -114,10 +114,9 @@ llvm::Expected<LayerConfig> mlir::hkt::parseLayerConfig(llvm::StringRef text,
     if (d.bound <= 0)
       continue;
     if (*d.field > d.bound)
-      return llvm::createStringError(
-          "layer config '%s' = %lld exceeds %s %lld", d.name,
-          static_cast<long long>(*d.field), d.flag,
-          static_cast<long long>(d.bound));
+      return llvm::createStringError("layer config '%s' = %lld exceeds %s %lld",
+                                     d.name, static_cast<long long>(*d.field),
+                                     d.flag, static_cast<long long>(d.bound));
     *d.field = d.bound;
     *d.dynamic = true;
   }
@@ -263,8 +262,8 @@ OwningOpRef<ModuleOp> mlir::hkt::buildLayerModule(MLIRContext &context,
   for (auto &arg : args)
     argTypes.push_back(arg.second);
   Type yType = args.front().second;
-  auto fn = func::FuncOp::create(b, loc, name,
-                                 b.getFunctionType(argTypes, {yType}));
+  auto fn =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {yType}));
   if (c.dynamicBatch)
     fn.setPrivate();
   namespace attr = ::hkt::format::attr;

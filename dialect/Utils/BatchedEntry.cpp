@@ -126,8 +126,7 @@ private:
     SmallVector<OpFoldResult> offsets(rank, nb.getIndexAttr(0));
     offsets[0] = r;
     return tensor::InsertSliceOp::create(
-        nb, nloc, value, into, offsets,
-        tensor::getMixedSizes(nb, nloc, value),
+        nb, nloc, value, into, offsets, tensor::getMixedSizes(nb, nloc, value),
         SmallVector<OpFoldResult>(rank, nb.getIndexAttr(1)));
   }
   OpFoldResult index(int64_t v) { return b.getIndexAttr(v); }
@@ -213,9 +212,9 @@ private:
       if (seed && i == *seed)
         args.push_back(rowSeed);
       else if (isRowArg(i))
-        args.push_back(rowOf(
-            nb, nloc, arg, cast<RankedTensorType>(t), r,
-            row.getArgAttrOfType<StringAttr>(i, attr::kName) == "tokens"));
+        args.push_back(rowOf(nb, nloc, arg, cast<RankedTensorType>(t), r,
+                             row.getArgAttrOfType<StringAttr>(i, attr::kName) ==
+                                 "tokens"));
       else
         args.push_back(arg);
     }
@@ -388,13 +387,10 @@ private:
 };
 } // namespace
 
-func::FuncOp mlir::hkt::buildBatchedEntry(OpBuilder &b, Location loc,
-                                          func::FuncOp row, StringRef name,
-                                          int64_t maxBatch,
-                                          ArrayRef<Combine> combine,
-                                          std::optional<unsigned> seed,
-                                          ArrayRef<StringRef> rowArgs,
-                                          RowOrder order) {
+func::FuncOp mlir::hkt::buildBatchedEntry(
+    OpBuilder &b, Location loc, func::FuncOp row, StringRef name,
+    int64_t maxBatch, ArrayRef<Combine> combine, std::optional<unsigned> seed,
+    ArrayRef<StringRef> rowArgs, RowOrder order) {
   return BatchedEntryBuilder(b, loc, row, combine, seed, rowArgs, order)
       .build(name, maxBatch);
 }

@@ -344,8 +344,7 @@ LogicalResult differentiateBatched(func::FuncOp fn, bool returnValues) {
   // The row arguments are those with the batch dimension B.
   auto isBatched = [](DictionaryAttr attrs) {
     auto dims = attrs ? attrs.getAs<ArrayAttr>(attr::kDims) : ArrayAttr();
-    return dims && !dims.empty() &&
-           cast<StringAttr>(dims[0]).getValue() == "B";
+    return dims && !dims.empty() && cast<StringAttr>(dims[0]).getValue() == "B";
   };
   SmallVector<std::string> rowArgs;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
@@ -368,11 +367,10 @@ LogicalResult differentiateBatched(func::FuncOp fn, bool returnValues) {
   SmallVector<Combine> combine;
   for (unsigned i = 0; i < rowGrad.getNumResults(); ++i) {
     std::string name = nameOf(rowGrad.getResultAttrDict(i), "result", i);
-    bool stacked =
-        i < (returnValues ? fn.getNumResults() : 0) ||
-        llvm::any_of(rowArgs, [&](const std::string &a) {
-          return "d" + a == name;
-        });
+    bool stacked = i < (returnValues ? fn.getNumResults() : 0) ||
+                   llvm::any_of(rowArgs, [&](const std::string &a) {
+                     return "d" + a == name;
+                   });
     combine.push_back(stacked ? Combine::Rows : Combine::Sum);
   }
   int64_t maxBatch = 0;
@@ -382,10 +380,9 @@ LogicalResult differentiateBatched(func::FuncOp fn, bool returnValues) {
   SmallVector<StringRef> rowArgRefs(rowArgs.begin(), rowArgs.end());
   OpBuilder b(fn.getContext());
   b.setInsertionPointAfter(fn);
-  func::FuncOp grad =
-      buildBatchedEntry(b, fn.getLoc(), rowGrad, (fn.getSymName() + "_grad").str(),
-                        maxBatch, combine, std::nullopt, rowArgRefs,
-                        RowOrder::InOrder);
+  func::FuncOp grad = buildBatchedEntry(
+      b, fn.getLoc(), rowGrad, (fn.getSymName() + "_grad").str(), maxBatch,
+      combine, std::nullopt, rowArgRefs, RowOrder::InOrder);
   grad.setVisibility(fn.getVisibility());
   return success();
 }

@@ -57,9 +57,9 @@ LogicalResult mlir::hkt::addModelGradientEntry(ModuleOp module,
   combine[0] = Combine::Mean;
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
-  func::FuncOp grad = buildBatchedEntry(b, rowGrad.getLoc(), rowGrad,
-                                        "loss_grad", maxBatch, combine, seed,
-                                        kModelRowArgs);
+  func::FuncOp grad =
+      buildBatchedEntry(b, rowGrad.getLoc(), rowGrad, "loss_grad", maxBatch,
+                        combine, seed, kModelRowArgs);
   // d loss / d loss = 1 unless the caller binds another seed.
   grad.setArgAttr(*seed, attr::kDefault, b.getF32FloatAttr(1.0));
   return success();

@@ -201,15 +201,14 @@ struct LowerTokenLengths : OpRewritePattern<TokenLengthsOp> {
     // T as the length of a row without padding (read at run time when
     // dynamic).
     int64_t t = tokType.getDimSize(1);
-    Value full =
-        ShapedType::isDynamic(t)
-            ? arith::IndexCastOp::create(
-                  rw, loc, outElt,
-                  tensor::DimOp::create(rw, loc, op.getTokens(), 1))
-                  .getResult()
-            : arith::ConstantOp::create(rw, loc, outElt,
-                                        rw.getIntegerAttr(outElt, t))
-                  .getResult();
+    Value full = ShapedType::isDynamic(t)
+                     ? arith::IndexCastOp::create(
+                           rw, loc, outElt,
+                           tensor::DimOp::create(rw, loc, op.getTokens(), 1))
+                           .getResult()
+                     : arith::ConstantOp::create(rw, loc, outElt,
+                                                 rw.getIntegerAttr(outElt, t))
+                           .getResult();
     Value init =
         linalg::FillOp::create(rw, loc, full, op.getInit()).getResult(0);
     AffineExpr b, p;

@@ -163,8 +163,7 @@ static std::string checkFlags() {
       1)
     return "give exactly one input: IN.mlir, --layer LAYER.json or "
            "--model MODEL.json";
-  if (modelBatch.getNumOccurrences() && modelFile.empty() &&
-      layerFile.empty())
+  if (modelBatch.getNumOccurrences() && modelFile.empty() && layerFile.empty())
     return "--max-batch applies to --model and --layer only (in IR, give x "
            "a dynamic B with hkt.dims and hkt.bounds)";
   if (modelBatch.getNumOccurrences() && !layerFile.empty() && target != "cpu")
