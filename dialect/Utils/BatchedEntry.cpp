@@ -20,8 +20,9 @@ namespace attr = ::hkt::format::attr;
 
 namespace {
 /// Builds one batched entry (see buildBatchedEntry): its declaration, then a
-/// body that either runs every row on its own (results stacked) or sums over
-/// the rows in a fixed order (results summed or averaged).
+/// body that runs the rows in parallel, every row on its own (results
+/// stacked) or in chunks summed in a fixed order (results summed or
+/// averaged), or one row after the other (any mix of the three).
 class BatchedEntryBuilder {
 public:
   BatchedEntryBuilder(OpBuilder &b, Location loc, func::FuncOp row,
