@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/transforms/Passes.h"
+#include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -59,6 +60,13 @@ LogicalResult inlineEverywhere(func::FuncOp fn, ModuleOp module) {
                               << "', which returns a memref of dynamic shape";
     call.erase();
   }
+  // A batched entry that named it as its row function no longer has one.
+  StringAttr name = fn.getSymNameAttr();
+  for (auto entry : module.getOps<func::FuncOp>())
+    if (auto row = entry->getAttrOfType<FlatSymbolRefAttr>(
+            ::hkt::format::attr::kRowFunction);
+        row && row.getAttr() == name)
+      entry->removeAttr(::hkt::format::attr::kRowFunction);
   fn.erase();
   return success();
 }

@@ -47,9 +47,10 @@ func.func @static(%x: memref<4xf32>) -> memref<4xf32> {
 // A private function with callers (a batched entry's row function of
 // dynamic length) is inlined at its calls, its affine.apply ops expanded
 // to arith (the affine inliner refuses their operands inside a loop), and
-// erased; the entry then gets its out-parameter.
+// erased (with the entry's hkt.row_function that named it); the entry
+// then gets its out-parameter.
 // CHECK-LABEL: func.func @entry
-// CHECK-SAME: (%[[X:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<?xf32>)
+// CHECK-SAME: (%[[X:.+]]: memref<?xf32>, %[[OUT:.+]]: memref<?xf32>) {
 // CHECK-NOT: call
 // CHECK: scf.for
 // CHECK: %[[N:.+]] = arith.addi %{{.+}}, %{{.+}} : index
@@ -64,7 +65,7 @@ func.func private @row(%x: memref<?xf32>) -> memref<?xf32> {
   %y = memref.alloc(%m) : memref<?xf32>
   return %y : memref<?xf32>
 }
-func.func @entry(%x: memref<?xf32>) -> memref<?xf32> {
+func.func @entry(%x: memref<?xf32>) -> memref<?xf32> attributes {hkt.row_function = @row} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
