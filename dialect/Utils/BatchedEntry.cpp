@@ -267,6 +267,20 @@ private:
     return returned;
   }
 
+  /// `acc + value`, into `acc` (a sum over the rows).
+  Value accumulate(OpBuilder &nb, Location nloc, Value value, Value acc) {
+    return linalg::AddOp::create(nb, nloc, ValueRange{value, acc},
+                                 ValueRange{acc})
+        .getResult(0);
+  }
+  /// A scalar sum over the rows divided by B.
+  Value meanOverBatch(Value sum) {
+    Value total = tensor::ExtractOp::create(b, loc, sum);
+    return tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, f32),
+        ValueRange{arith::DivFOp::create(b, loc, total, batchF32)});
+  }
+
   /// One row after the other (each row's own parallel loops use every
   /// thread): stacked results row by row, sums and means in row order.
   SmallVector<Value> rowsInOrder() {
@@ -283,26 +297,16 @@ private:
           auto call = callRow(nb, nloc, r);
           SmallVector<Value> next;
           for (auto [i, value] : llvm::enumerate(call.getResults()))
-            next.push_back(
-                combine[i] == Combine::Rows
-                    ? insertRow(nb, nloc, value, acc[i], r)
-                    : linalg::AddOp::create(nb, nloc, ValueRange{value, acc[i]},
-                                            ValueRange{acc[i]})
-                          .getResult(0));
+            next.push_back(combine[i] == Combine::Rows
+                               ? insertRow(nb, nloc, value, acc[i], r)
+                               : accumulate(nb, nloc, value, acc[i]));
           scf::YieldOp::create(nb, nloc, next);
         });
     rows->setAttr(attr::kRowLoop, b.getUnitAttr());
     SmallVector<Value> returned;
-    for (auto [i, result] : llvm::enumerate(rows.getResults())) {
-      Value value = result;
-      if (combine[i] == Combine::Mean) {
-        Value total = tensor::ExtractOp::create(b, loc, value);
-        value = tensor::FromElementsOp::create(
-            b, loc, RankedTensorType::get({}, f32),
-            ValueRange{arith::DivFOp::create(b, loc, total, batchF32)});
-      }
-      returned.push_back(value);
-    }
+    for (auto [i, result] : llvm::enumerate(rows.getResults()))
+      returned.push_back(combine[i] == Combine::Mean ? meanOverBatch(result)
+                                                     : Value(result));
     return returned;
   }
 
@@ -339,10 +343,7 @@ private:
             auto call = callRow(nb, nloc, r);
             SmallVector<Value> next;
             for (auto [i, value] : llvm::enumerate(call.getResults()))
-              next.push_back(linalg::AddOp::create(nb, nloc,
-                                                   ValueRange{value, acc[i]},
-                                                   ValueRange{acc[i]})
-                                 .getResult(0));
+              next.push_back(accumulate(nb, nloc, value, acc[i]));
             scf::YieldOp::create(nb, nloc, next);
           });
       b.setInsertionPointToStart(&forall.getTerminator().getRegion().front());
@@ -363,13 +364,8 @@ private:
               .getResult(0);
       sum.getDefiningOp()->setAttr(kKernelAttr,
                                    b.getStringAttr("sum_row_chunks"));
-      if (combine[i] == Combine::Mean) {
-        Value total = tensor::ExtractOp::create(b, loc, sum);
-        sum = tensor::FromElementsOp::create(
-            b, loc, RankedTensorType::get({}, f32),
-            ValueRange{arith::DivFOp::create(b, loc, total, batchF32)});
-      }
-      returned.push_back(sum);
+      returned.push_back(combine[i] == Combine::Mean ? meanOverBatch(sum)
+                                                     : sum);
     }
     return returned;
   }
