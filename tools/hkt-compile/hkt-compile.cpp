@@ -69,7 +69,7 @@ static cl::opt<bool> fixedLength(
     "fixed-len",
     cl::desc("--model: tokens are B x max_len (every batch padded to max_len) "
              "instead of B x T for any T <= max_len, each row at its own "
-             "length (the default on --target cpu; GPU targets are fixed)"),
+             "length (the default on every target)"),
     cl::cat(category));
 static cl::alias modelBatchAlias("batch", cl::desc("Alias for --max-batch"),
                                  cl::aliasopt(modelBatch), cl::cat(category));
@@ -166,10 +166,6 @@ static std::string checkFlags() {
   if (modelBatch.getNumOccurrences() && modelFile.empty() && layerFile.empty())
     return "--max-batch applies to --model and --layer only (in IR, give x "
            "a dynamic B with hkt.dims and hkt.bounds)";
-  if (modelBatch.getNumOccurrences() && !layerFile.empty() && target != "cpu")
-    return "--max-batch: --target " + target +
-           " needs a static batch for a layer today; compile for --target "
-           "cpu or without --max-batch";
   if (maxSeqLen.getNumOccurrences() && layerFile.empty())
     return "--max-seq-len applies to --layer only (in IR, give x a dynamic "
            "T with hkt.dims and hkt.bounds)";
@@ -177,10 +173,6 @@ static std::string checkFlags() {
       (maxSeqLen < 1 || maxSeqLen > hkt::kMaxSeqLen))
     return "--max-seq-len must be in [1, 2^31 - 1], got " +
            std::to_string(maxSeqLen);
-  if (maxSeqLen.getNumOccurrences() && target != "cpu")
-    return "--max-seq-len: --target " + target +
-           " needs a static length today (the GPU kernels' grids are "
-           "static); compile for --target cpu or without --max-seq-len";
   if (fixedLength && modelFile.empty())
     return "--fixed-len applies to --model only (a layer's length is fixed "
            "unless --max-seq-len)";
@@ -254,7 +246,7 @@ static OwningOpRef<ModuleOp> loadInput(MLIRContext &context,
     modelConfigJson = hkt::modelConfigToJson(*config);
     module =
         hkt::buildModelModule(context, *config, modelBatch,
-                              /*dynamicLength=*/!fixedLength && target == "cpu",
+                              /*dynamicLength=*/!fixedLength,
                               FileLineColLoc::get(&context, modelFile, 1, 1));
   } else {
     std::string error;

@@ -27,10 +27,33 @@ SmallVector<Value> nvvm::readOnlyBuffers(ImplicitLocOpBuilder &b,
   return buffers;
 }
 
+nvvm::AttentionExtents nvvm::AttentionExtents::create(ImplicitLocOpBuilder &b,
+                                                      ValueRange queries,
+                                                      ValueRange keys,
+                                                      Value value) {
+  AttentionExtents e;
+  e.batch = extent(b, value, 0);
+  e.tq = extent(b, queries[0], 1);
+  e.tk = extent(b, value, 1);
+  for (Value q : queries)
+    e.queryRows.push_back(extent(b, q, 1));
+  for (Value k : keys)
+    e.keyRows.push_back(extent(b, k, 1));
+  return e;
+}
+
+Value nvvm::allocLike(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return memref::AllocOp::create(
+      b, MemRefType::get(type.getShape(), type.getElementType()),
+      dynamicSizes(b, tensor));
+}
+
 Value nvvm::toBf16(ImplicitLocOpBuilder &b, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Type bf16 = b.getBF16Type();
-  Value empty = tensor::EmptyOp::create(b, type.getShape(), bf16);
+  Value empty = tensor::EmptyOp::create(b, type.getShape(), bf16,
+                                        dynamicSizes(b, tensor));
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> parallel(type.getRank(),
                                             utils::IteratorType::parallel);
@@ -44,6 +67,24 @@ Value nvvm::toBf16(ImplicitLocOpBuilder &b, Value tensor) {
   return generic.getResult(0);
 }
 
+static int64_t columnsPerHead(int64_t columns, int64_t heads) {
+  if (ShapedType::isDynamic(columns) || ShapedType::isDynamic(heads))
+    return ShapedType::kDynamic;
+  return columns / heads;
+}
+
+LogicalResult nvvm::AttentionDims::check(Operation *op,
+                                         StringRef prefix) const {
+  // The batch and the sequences may be dynamic (grids, loop bounds and
+  // limits are values); the heads and their width size the tiles and the
+  // registers.
+  if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim))
+    return op->emitOpError(prefix)
+           << "a dynamic number of heads or columns is not supported (the "
+              "batch and the sequence lengths may be dynamic)";
+  return success();
+}
+
 nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionOp op) {
   auto acc = cast<RankedTensorType>(op.getAcc().getType());
   AttentionDims d;
@@ -51,7 +92,7 @@ nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionOp op) {
   d.tq = acc.getDimSize(1);
   d.heads = cast<RankedTensorType>(op.getMax().getType()).getDimSize(1);
   d.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
-  d.headDim = acc.getDimSize(2) / d.heads;
+  d.headDim = columnsPerHead(acc.getDimSize(2), d.heads);
   d.factors.assign(op.getFactors().begin(), op.getFactors().end());
   return d;
 }
@@ -63,8 +104,8 @@ nvvm::AttentionDims nvvm::AttentionDims::of(OnlineAttentionBackwardOp op) {
   d.heads = lse.getDimSize(1);
   d.tq = lse.getDimSize(2);
   d.tk = cast<RankedTensorType>(op.getValue().getType()).getDimSize(1);
-  d.headDim =
-      cast<RankedTensorType>(op.getDout().getType()).getDimSize(2) / d.heads;
+  d.headDim = columnsPerHead(
+      cast<RankedTensorType>(op.getDout().getType()).getDimSize(2), d.heads);
   d.factors.assign(op.getFactors().begin(), op.getFactors().end());
   return d;
 }
@@ -76,8 +117,6 @@ LogicalResult nvvm::checkKernelOperands(Operation *op, Value lengths,
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       continue;
-    if (!type.hasStaticShape())
-      return op->emitOpError(prefix) << "dynamic shapes are not supported yet";
     if (!type.getElementType().isF32() && v != lengths)
       return op->emitOpError(prefix)
              << f32Why << " (got " << type.getElementType() << ")";
@@ -98,11 +137,8 @@ nvvm::AttentionBuffers nvvm::AttentionBuffers::create(ImplicitLocOpBuilder &b,
   buf.accIn = readOnlyBuffer(b, op.getAcc());
   buf.maxIn = readOnlyBuffer(b, op.getMax());
   buf.sumIn = readOnlyBuffer(b, op.getSum());
-  for (Value init : {op.getAcc(), op.getMax(), op.getSum()}) {
-    auto type = cast<RankedTensorType>(init.getType());
-    buf.outs.push_back(memref::AllocOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType())));
-  }
+  for (Value init : {op.getAcc(), op.getMax(), op.getSum()})
+    buf.outs.push_back(allocLike(b, init));
   return buf;
 }
 
@@ -122,15 +158,16 @@ void nvvm::AttentionBuffers::replaceOp(ImplicitLocOpBuilder &b,
 
 /// Skipped tiles would only add -inf scores.
 Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, bool causal, Value lengths,
-                          int64_t tq, int64_t tk, Value i0, Value batch,
+                          Value tq, Value tk, Value i0, Value batch,
                           int64_t tileQ, int64_t tileK, Value &keyLength) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
-  Value numTiles = c((tk + tileK - 1) / tileK);
+  Value numTiles = ceilDiv(b, tk, tileK);
   if (causal) {
-    Value last = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, i0, c(tileQ - 1)), c(tq - 1));
+    Value last =
+        arith::MinUIOp::create(b, arith::AddIOp::create(b, i0, c(tileQ - 1)),
+                               b.createOrFold<arith::SubIOp>(tq, c(1)));
     numTiles = arith::MinUIOp::create(
         b, numTiles,
         arith::AddIOp::create(b, arith::DivUIOp::create(b, last, c(tileK)),
@@ -141,7 +178,7 @@ Value nvvm::countKeyTiles(ImplicitLocOpBuilder &b, bool causal, Value lengths,
     Value raw = memref::LoadOp::create(b, lengths, ValueRange{batch});
     Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
     len = arith::MaxSIOp::create(b, len, c(0));
-    keyLength = arith::MinSIOp::create(b, len, c(tk));
+    keyLength = arith::MinSIOp::create(b, len, tk);
     Value tiles = arith::DivUIOp::create(
         b, arith::AddIOp::create(b, keyLength, c(tileK - 1)), c(tileK));
     numTiles = arith::MinUIOp::create(b, numTiles, tiles);

@@ -13,6 +13,7 @@
 
 #include "dialect/HKTOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "passes/codegen/nvvm/Sizes.h"
 
 namespace mlir::hkt::nvvm {
 
@@ -29,17 +30,31 @@ struct AttentionBuffers {
                  Operation *launch) const;
 };
 
+/// The sizes a kernel reads on the host before its launch (constants
+/// where static, else memref.dim of the buffers): the batch, the query and
+/// key counts, and each level's query and key counts.
+struct AttentionExtents {
+  Value batch, tq, tk;
+  SmallVector<Value> queryRows, keyRows;
+
+  static AttentionExtents create(ImplicitLocOpBuilder &b, ValueRange queries,
+                                 ValueRange keys, Value value);
+};
+
 /// bufferization.to_buffer of `tensor`, read-only.
 Value readOnlyBuffer(ImplicitLocOpBuilder &b, Value tensor);
 /// readOnlyBuffer of each tensor.
 SmallVector<Value> readOnlyBuffers(ImplicitLocOpBuilder &b, ValueRange tensors);
+/// A fresh buffer of `tensor`'s shape (its dynamic sizes read from it).
+Value allocLike(ImplicitLocOpBuilder &b, Value tensor);
 /// `tensor` (f32) rounded to bf16 by an element-wise linalg.generic (a
 /// kernel `to_bf16`): what the kernels copy to shared memory as raw bytes
 /// (cp.async) must already be bf16.
 Value toBf16(ImplicitLocOpBuilder &b, Value tensor);
 
 /// The sizes an attention kernel is built for, read from its op (forward
-/// or backward), and the levels' factors.
+/// or backward), and the levels' factors. The batch, tq and tk may be
+/// ShapedType::kDynamic: the kernels then read them from the buffers.
 struct AttentionDims {
   int64_t batch, heads, headDim, tq, tk;
   SmallVector<int64_t> factors;
@@ -47,9 +62,11 @@ struct AttentionDims {
   static AttentionDims of(OnlineAttentionOp op);
   static AttentionDims of(OnlineAttentionBackwardOp op);
   int64_t levels() const { return factors.size(); }
+  /// Static heads and head width, or an error on `op` after `prefix`.
+  LogicalResult check(Operation *op, StringRef prefix) const;
 };
 
-/// What every GPU attention kernel needs of `op`: static shapes, f32
+/// What every GPU attention kernel needs of `op`: static columns, f32
 /// tensors (the key lengths exempt; `f32Why` starts the message otherwise)
 /// and no offsets (a tile of a larger op). The problem, prefixed by
 /// `prefix`, is reported on `op`.
@@ -62,8 +79,8 @@ LogicalResult checkKernelOperands(Operation *op, Value lengths,
 /// buffer, or null), whose clamped value is returned in `keyLength` (null
 /// without lengths). `tq` and `tk` are the query and key counts.
 Value countKeyTiles(ImplicitLocOpBuilder &b, bool causal, Value lengths,
-                    int64_t tq, int64_t tk, Value i0, Value batch,
-                    int64_t tileQ, int64_t tileK, Value &keyLength);
+                    Value tq, Value tk, Value i0, Value batch, int64_t tileQ,
+                    int64_t tileK, Value &keyLength);
 
 /// The bf16 tensor-core forward (FlashAttention-2 manner, nvvm.mma.sync
 /// m16n8k16 fed by nvgpu.ldmatrix): one kernel `attention_fwd` per op, or

@@ -13,10 +13,10 @@ using namespace mlir::hkt;
 using namespace mlir::hkt::nvvm;
 using Target = NvvmTargetInfo;
 
-gpu::LaunchOp Bf16KernelBuilder::createLaunch(int64_t gridX, int64_t gridY,
-                                              int64_t gridZ, StringRef name) {
-  auto launch = gpu::LaunchOp::create(b, c(gridX), c(gridY), c(gridZ),
-                                      c(threads()), c(1), c(1));
+gpu::LaunchOp Bf16KernelBuilder::createLaunch(Value gridX, Value gridY,
+                                              Value gridZ, StringRef name) {
+  auto launch =
+      gpu::LaunchOp::create(b, gridX, gridY, gridZ, c(threads()), c(1), c(1));
   // Profilers and --kernel-report name the kernel for what it does.
   launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
   Block &body = launch.getBody().front();
@@ -49,28 +49,28 @@ Value Bf16KernelBuilder::sharedArray(int64_t rows, int64_t cols, Type type) {
 }
 
 void Bf16KernelBuilder::stage(Value dst, Value src, Value batch, Value col0,
-                              Value base, int64_t rows, int64_t limit,
+                              Value base, int64_t rows, Value limit,
                               int64_t d) {
   forEachElement(rows, d, [&](Value r, Value k) {
     Value row = add(base, r);
-    Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+    Value clamped = arith::MinUIOp::create(b, row, minusOne(limit));
     Value x = memref::LoadOp::create(b, src,
                                      ValueRange{batch, clamped, add(col0, k)});
     // Zero past the end: V must be finite where P is 0.
-    x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(0.0f));
+    x = arith::SelectOp::create(b, lt(row, limit), x, cf(0.0f));
     memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
                             ValueRange{r, k});
   });
 }
 
 void Bf16KernelBuilder::stageRow(Value dst, Value src, Value batch, Value head,
-                                 Value base, int64_t rows, int64_t limit,
+                                 Value base, int64_t rows, Value limit,
                                  float pad) {
   forEachElement(rows, 1, [&](Value r, Value) {
     Value row = add(base, r);
-    Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+    Value clamped = arith::MinUIOp::create(b, row, minusOne(limit));
     Value x = memref::LoadOp::create(b, src, ValueRange{batch, head, clamped});
-    x = arith::SelectOp::create(b, lt(row, c(limit)), x, cf(pad));
+    x = arith::SelectOp::create(b, lt(row, limit), x, cf(pad));
     memref::StoreOp::create(b, x, dst, ValueRange{c(0), r});
   });
 }

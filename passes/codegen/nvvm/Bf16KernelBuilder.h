@@ -84,13 +84,15 @@ protected:
   Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, c(y)); }
   Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, x, c(y)); }
   Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, x, c(y)); }
+  /// x - 1, folded where x is a constant (a static size).
+  Value minusOne(Value x) { return b.createOrFold<arith::SubIOp>(x, c(1)); }
   Value lt(Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
   }
 
   /// A launch of blocks of `warps` warps named `name`; the builder is left inside
   /// its body, and tid, lane, group and quad are set.
-  gpu::LaunchOp createLaunch(int64_t gridX, int64_t gridY, int64_t gridZ,
+  gpu::LaunchOp createLaunch(Value gridX, Value gridY, Value gridZ,
                              StringRef name);
   /// body(r, k) for every r < rows, k < cols, the block's threads striding
   /// over the elements (neighbouring threads, neighbouring k).
@@ -101,10 +103,10 @@ protected:
   /// dst[r, k] = bf16(src[batch, base + r, col0 + k]) for r < rows, k < d,
   /// zero past `limit` rows; the block's threads stride over the elements.
   void stage(Value dst, Value src, Value batch, Value col0, Value base,
-             int64_t rows, int64_t limit, int64_t d);
+             int64_t rows, Value limit, int64_t d);
   /// dst[r] = src[batch, head, base + r] for r < rows, `pad` past `limit`.
   void stageRow(Value dst, Value src, Value batch, Value head, Value base,
-                int64_t rows, int64_t limit, float pad);
+                int64_t rows, Value limit, float pad);
   /// `num` 8 x 8 matrices of `tile` (vector<num x 2 x bf16>): lane i gives
   /// the address of row i % 8 of matrix i / 8.
   Value ldmatrix(Value tile, Value row, Value col, int64_t num,

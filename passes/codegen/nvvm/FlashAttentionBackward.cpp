@@ -78,6 +78,7 @@ struct Shape : AttentionDims {
 struct Buffers {
   SmallVector<Value> queries, keys, dqueries, dkeys;
   Value value, dout, lse, delta, lengths, dvalue;
+  AttentionExtents size;
 };
 
 /// What both kernels build: the masks, P and dS of one fragment element.
@@ -88,8 +89,8 @@ protected:
 
   /// Whether key j is live for query i (masked entries have P = 0).
   Value live(Value i, Value j) {
-    Value ok = lt(j, c(s.tk));
-    ok = arith::AndIOp::create(b, ok, lt(i, c(s.tq)));
+    Value ok = lt(j, buf.size.tk);
+    ok = arith::AndIOp::create(b, ok, lt(i, buf.size.tq));
     if (op.getCausal())
       ok = arith::AndIOp::create(
           b, ok, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, i));
@@ -104,8 +105,8 @@ protected:
       return;
     Value raw = memref::LoadOp::create(b, buf.lengths, ValueRange{batch});
     Value len = arith::IndexCastOp::create(b, b.getIndexType(), raw);
-    keyLength = arith::MinSIOp::create(
-        b, arith::MaxSIOp::create(b, len, c(0)), c(s.tk));
+    keyLength = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, len, c(0)),
+                                       buf.size.tk);
   }
   /// P = exp(S - lse) where live, else 0.
   Value probability(Value score, Value lse, Value isLive) {
@@ -138,7 +139,7 @@ public:
 private:
   void allocateSharedArrays();
   void stageKeyBlock();
-  Value firstQueryTile(int64_t queryTiles);
+  Value firstQueryTile(Value queryTiles);
   /// One query tile: P, dS, the coarse gradient blocks; returns dV and
   /// dK0 updated.
   SmallVector<Value> tileStep(Value i0, ValueRange acc);
@@ -163,9 +164,9 @@ private:
 
 void KeyValueKernel::build() {
   int64_t d = s.headDim;
-  int64_t keyTiles = (s.tk + s.block - 1) / s.block;
   gpu::LaunchOp launch =
-      createLaunch(keyTiles, s.heads, s.batch, "attention_bwd_dkdv");
+      createLaunch(ceilDiv(b, buf.size.tk, s.block), c(s.heads), buf.size.batch,
+                   "attention_bwd_dkdv");
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   col0 = mul(head, d);
@@ -174,11 +175,11 @@ void KeyValueKernel::build() {
   allocateSharedArrays();
   stageKeyBlock();
   loadKeyLength(batch);
-  int64_t queryTiles = (s.tq + s.inner - 1) / s.inner;
+  Value queryTiles = ceilDiv(b, buf.size.tq, s.inner);
   int64_t accCount = 2 * (d / Target::kBf16MmaN) * 4;
   SmallVector<Value> init(accCount, cf(0.0f));
-  auto loop = scf::ForOp::create(b, firstQueryTile(queryTiles), c(queryTiles),
-                                 c(1), init);
+  auto loop =
+      scf::ForOp::create(b, firstQueryTile(queryTiles), queryTiles, c(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -216,26 +217,24 @@ void KeyValueKernel::allocateSharedArrays() {
 /// The block's keys and values, once; each level's coarse keys too.
 void KeyValueKernel::stageKeyBlock() {
   int64_t d = s.headDim;
-  stage(keyTile, buf.keys[0], batch, col0, j0, s.block, s.tk, d);
-  stage(valueTile, buf.value, batch, col0, j0, s.block, s.tk, d);
+  stage(keyTile, buf.keys[0], batch, col0, j0, s.block, buf.size.tk, d);
+  stage(valueTile, buf.value, batch, col0, j0, s.block, buf.size.tk, d);
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     kBase[l] = div(j0, f);
     stage(coarseK[l], buf.keys[l], batch, col0, kBase[l],
-          Shape::coarse(s.block, f),
-          cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
+          Shape::coarse(s.block, f), buf.size.keyRows[l], d);
   }
 }
 
 /// The first query tile that sees these keys: none above them (causal),
 /// none at all if they are past the key length.
-Value KeyValueKernel::firstQueryTile(int64_t queryTiles) {
+Value KeyValueKernel::firstQueryTile(Value queryTiles) {
   Value first = c(0);
   if (op.getCausal())
-    first = arith::MinUIOp::create(b, div(j0, s.inner), c(queryTiles));
+    first = arith::MinUIOp::create(b, div(j0, s.inner), queryTiles);
   if (keyLength)
-    first =
-        arith::SelectOp::create(b, lt(j0, keyLength), first, c(queryTiles));
+    first = arith::SelectOp::create(b, lt(j0, keyLength), first, queryTiles);
   return first;
 }
 
@@ -317,7 +316,7 @@ void KeyValueKernel::storeKeyGradients(scf::ForOp loop) {
   Value quad2 = mul(quad, 2);
   for (int64_t h = 0; h < 2; ++h) {
     Value key = add(add(j0, warpKey0), add(group, 8 * h));
-    auto inside = scf::IfOp::create(b, lt(key, c(s.tk)), false);
+    auto inside = scf::IfOp::create(b, lt(key, buf.size.tk), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&inside.getThenRegion().front());
     for (int64_t which = 0; which < 2; ++which)
@@ -335,17 +334,16 @@ void KeyValueKernel::storeKeyGradients(scf::ForOp loop) {
 /// the end: P = 0) and delta, each level's coarse queries.
 void KeyValueKernel::stageQueryTile(Value i0) {
   int64_t d = s.headDim;
-  stage(queryTile, buf.queries[0], batch, col0, i0, s.inner, s.tq, d);
-  stage(doutTile, buf.dout, batch, col0, i0, s.inner, s.tq, d);
-  stageRow(lseTile, buf.lse, batch, head, i0, s.inner, s.tq,
+  stage(queryTile, buf.queries[0], batch, col0, i0, s.inner, buf.size.tq, d);
+  stage(doutTile, buf.dout, batch, col0, i0, s.inner, buf.size.tq, d);
+  stageRow(lseTile, buf.lse, batch, head, i0, s.inner, buf.size.tq,
            std::numeric_limits<float>::infinity());
-  stageRow(deltaTile, buf.delta, batch, head, i0, s.inner, s.tq, 0.0f);
+  stageRow(deltaTile, buf.delta, batch, head, i0, s.inner, buf.size.tq, 0.0f);
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     qBase[l] = div(i0, f);
     stage(coarseQ[l], buf.queries[l], batch, col0, qBase[l],
-          Shape::coarse(s.inner, f),
-          cast<MemRefType>(buf.queries[l].getType()).getDimSize(1), d);
+          Shape::coarse(s.inner, f), buf.size.queryRows[l], d);
   }
 }
 
@@ -441,9 +439,9 @@ private:
 
 void QueryKernel::build() {
   int64_t d = s.headDim;
-  int64_t queryTiles = (s.tq + s.block - 1) / s.block;
   gpu::LaunchOp launch =
-      createLaunch(queryTiles, s.heads, s.batch, "attention_bwd_dq");
+      createLaunch(ceilDiv(b, buf.size.tq, s.block), c(s.heads), buf.size.batch,
+                   "attention_bwd_dq");
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
   col0 = mul(head, d);
@@ -452,8 +450,8 @@ void QueryKernel::build() {
   stageQueryBlock();
   loadRowState();
   Value numTiles =
-      countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
-                    s.block, s.inner, keyLength);
+      countKeyTiles(b, op.getCausal(), buf.lengths, buf.size.tq, buf.size.tk,
+                    i0, batch, s.block, s.inner, keyLength);
   SmallVector<Value> init((d / Target::kBf16MmaN) * 4, cf(0.0f));
   auto loop = scf::ForOp::create(b, c(0), numTiles, c(1), init);
   {
@@ -486,10 +484,10 @@ void QueryKernel::stageQueryBlock() {
     coarseS[l] = sharedArray(rq, rk + 1, f32);
     qBase[l] = div(i0, f);
     stage(coarseQ[l], buf.queries[l], batch, col0, qBase[l], rq,
-          cast<MemRefType>(buf.queries[l].getType()).getDimSize(1), d);
+          buf.size.queryRows[l], d);
   }
-  stage(queryTile, buf.queries[0], batch, col0, i0, s.block, s.tq, d);
-  stage(doutTile, buf.dout, batch, col0, i0, s.block, s.tq, d);
+  stage(queryTile, buf.queries[0], batch, col0, i0, s.block, buf.size.tq, d);
+  stage(doutTile, buf.dout, batch, col0, i0, s.block, buf.size.tq, d);
   gpu::BarrierOp::create(b);
 }
 
@@ -500,7 +498,7 @@ void QueryKernel::loadRowState() {
   }
   for (int64_t h = 0; h < 2; ++h) {
     rows[h] = add(add(i0, warpRow0), add(group, 8 * h));
-    Value rowC = arith::MinUIOp::create(b, rows[h], c(s.tq - 1));
+    Value rowC = arith::MinUIOp::create(b, rows[h], minusOne(buf.size.tq));
     lse[h] = memref::LoadOp::create(b, buf.lse, ValueRange{batch, head, rowC});
     delta[h] =
         memref::LoadOp::create(b, buf.delta, ValueRange{batch, head, rowC});
@@ -509,15 +507,14 @@ void QueryKernel::loadRowState() {
 
 SmallVector<Value> QueryKernel::tileStep(Value j0, ValueRange acc) {
   int64_t d = s.headDim;
-  stage(keyTile, buf.keys[0], batch, col0, j0, s.inner, s.tk, d);
-  stage(valueTile, buf.value, batch, col0, j0, s.inner, s.tk, d);
+  stage(keyTile, buf.keys[0], batch, col0, j0, s.inner, buf.size.tk, d);
+  stage(valueTile, buf.value, batch, col0, j0, s.inner, buf.size.tk, d);
   SmallVector<Value> kBase(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     kBase[l] = div(j0, f);
     stage(coarseK[l], buf.keys[l], batch, col0, kBase[l],
-          Shape::coarse(s.inner, f),
-          cast<MemRefType>(buf.keys[l].getType()).getDimSize(1), d);
+          Shape::coarse(s.inner, f), buf.size.keyRows[l], d);
   }
   gpu::BarrierOp::create(b);
   for (int64_t l = 1; l < s.levels(); ++l)
@@ -574,7 +571,7 @@ Fragment QueryKernel::gradientOfScores(Value j0, int64_t n,
 void QueryKernel::storeQueryGradients(scf::ForOp loop) {
   Value quad2 = mul(quad, 2);
   for (int64_t h = 0; h < 2; ++h) {
-    auto inside = scf::IfOp::create(b, lt(rows[h], c(s.tq)), false);
+    auto inside = scf::IfOp::create(b, lt(rows[h], buf.size.tq), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&inside.getThenRegion().front());
     for (int64_t n = 0; n < s.headDim / Target::kBf16MmaN; ++n)
@@ -596,6 +593,8 @@ FailureOr<Shape> kernelShape(OnlineAttentionBackwardOp op, int64_t tile) {
     return failure();
   Shape s;
   static_cast<AttentionDims &>(s) = AttentionDims::of(op);
+  if (failed(s.check(op, "cannot be lowered for the GPU in bf16: ")))
+    return failure();
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << ")";
@@ -640,10 +639,9 @@ mlir::hkt::nvvm::lowerToFlashAttentionBackward(OnlineAttentionBackwardOp op,
   buf.delta = readOnlyBuffer(b, op.getDelta());
   buf.lengths = op.getLengths() ? readOnlyBuffer(b, op.getLengths()) : Value();
   // The gradients start from their initial values; the kernels add.
+  buf.size = AttentionExtents::create(b, buf.queries, buf.keys, buf.value);
   auto copyOf = [&](Value init) -> Value {
-    auto type = cast<RankedTensorType>(init.getType());
-    Value out = memref::AllocOp::create(
-        b, MemRefType::get(type.getShape(), type.getElementType()));
+    Value out = allocLike(b, init);
     memref::CopyOp::create(b, readOnlyBuffer(b, init), out);
     return out;
   };

@@ -52,7 +52,6 @@ struct Shape : AttentionDims {
   /// next tile while this one is computed) or 1.
   int64_t stages = 2;
 
-  int64_t queryTiles() const { return (tq + kTileQ - 1) / kTileQ; }
   static int64_t coarseRows(int64_t rows, int64_t f) {
     return Bf16KernelBuilder::coarseRows(rows, f);
   }
@@ -83,7 +82,7 @@ private:
   // The kernel, once per block.
   void allocateSharedArrays();
   void computeRowIndices(gpu::LaunchOp launch);
-  void stage(Value dst, Value src, Value base, int64_t rows, int64_t limit) {
+  void stage(Value dst, Value src, Value base, int64_t rows, Value limit) {
     Bf16KernelBuilder::stage(dst, src, batch, col0, base, rows, limit,
                              s.headDim);
   }
@@ -104,6 +103,7 @@ private:
   OnlineAttentionOp op;
   Shape s;
   AttentionBuffers buf;
+  AttentionExtents size;
   /// K0 and V in bf16 (global memory), the cp.async sources.
   Value keysBf16, valueBf16;
 
@@ -130,22 +130,22 @@ void Lowering::run() {
   keysBf16 = readOnlyBuffer(b, toBf16(b, op.getKeys()[0]));
   valueBf16 = readOnlyBuffer(b, toBf16(b, op.getValue()));
   buf = AttentionBuffers::create(b, op);
-  gpu::LaunchOp launch =
-      createLaunch(s.queryTiles(), s.heads, s.batch, "attention_fwd");
+  size = AttentionExtents::create(b, buf.queries, buf.keys, buf.value);
+  gpu::LaunchOp launch = createLaunch(ceilDiv(b, size.tq, kTileQ), c(s.heads),
+                                      size.batch, "attention_fwd");
   allocateSharedArrays();
   computeRowIndices(launch);
-  stage(queryTile, buf.queries[0], i0, kTileQ, s.tq);
+  stage(queryTile, buf.queries[0], i0, kTileQ, size.tq);
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(buf.queries[l].getType()).getDimSize(1);
     stage(coarseQueries[l], buf.queries[l], coarseQueryBase[l],
-          Shape::coarseRows(kTileQ, f), rows);
+          Shape::coarseRows(kTileQ, f), size.queryRows[l]);
   }
   gpu::BarrierOp::create(b);
   loadQueryFragments();
   SmallVector<Value> init = loadRowState();
   Value numTiles =
-      countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0, batch,
+      countKeyTiles(b, op.getCausal(), buf.lengths, size.tq, size.tk, i0, batch,
                     kTileQ, s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeResults(tileLoop);
@@ -181,8 +181,8 @@ void Lowering::computeRowIndices(gpu::LaunchOp launch) {
   for (int h = 0; h < 2; ++h) {
     rows[h] = add(add(i0, warpRow0), add(group, 8 * h));
     inside[h] =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[h], c(s.tq));
-    rowsC[h] = arith::MinUIOp::create(b, rows[h], c(s.tq - 1));
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rows[h], size.tq);
+    rowsC[h] = arith::MinUIOp::create(b, rows[h], minusOne(size.tq));
   }
   coarseQueryBase.resize(s.levels());
   for (int64_t l = 1; l < s.levels(); ++l)
@@ -258,8 +258,8 @@ void Lowering::copyKeyValueTile(Value firstKey, Value row0) {
   constexpr int64_t chunk = 8;
   forEachElement(s.tileK, s.headDim / chunk, [&](Value r, Value j) {
     Value key = add(firstKey, r);
-    Value clamped = arith::MinUIOp::create(b, key, c(s.tk - 1));
-    Value count = arith::SelectOp::create(b, lt(key, c(s.tk)), c(chunk), c(0));
+    Value clamped = arith::MinUIOp::create(b, key, minusOne(size.tk));
+    Value count = arith::SelectOp::create(b, lt(key, size.tk), c(chunk), c(0));
     Value col = mul(j, chunk);
     auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     for (auto [dst, src] : {std::pair(keyTile, keysBf16),
@@ -291,10 +291,9 @@ void Lowering::stageCoarseKeys() {
   coarseKeyBase.assign(s.levels(), Value());
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(buf.keys[l].getType()).getDimSize(1);
     coarseKeyBase[l] = div(j0, f);
     stage(coarseKeys[l], buf.keys[l], coarseKeyBase[l],
-          Shape::coarseRows(s.tileK, f), rows);
+          Shape::coarseRows(s.tileK, f), size.keyRows[l]);
   }
 }
 
@@ -342,7 +341,7 @@ void Lowering::addCoarseScoresAndMasks(SmallVector<Fragment> &scores) {
             memref::LoadOp::create(b, coarseScores[l], ValueRange{I, J}));
       }
       Value live =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(s.tk));
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, size.tk);
       if (op.getCausal())
         live = arith::AndIOp::create(
             b, live,
@@ -452,6 +451,8 @@ FailureOr<Shape> kernelShape(OnlineAttentionOp op, int64_t tileK) {
     return failure();
   Shape s;
   static_cast<AttentionDims &>(s) = AttentionDims::of(op);
+  if (failed(s.check(op, "cannot be lowered for the GPU in bf16: ")))
+    return failure();
   if (s.headDim % Target::kBf16MmaK || s.headDim > 256)
     return fail("the head width must be a multiple of 16 up to 256 (got ")
            << s.headDim << "); use --precision f32";

@@ -28,6 +28,7 @@
 
 #include "passes/codegen/nvvm/Bf16KernelBuilder.h"
 #include "passes/codegen/nvvm/Passes.h"
+#include "passes/codegen/nvvm/Sizes.h"
 #include "passes/codegen/nvvm/ZeroFill.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,21 +56,22 @@ constexpr llvm::StringLiteral kCublasLtGemm = "hktCublasLtGemmBf16";
 constexpr llvm::StringLiteral kCublasLtGemmOverwrite =
     "hktCublasLtGemmBf16Overwrite";
 
-/// The sizes of C = A B: A is M x K, B is K x N.
+/// The sizes of C = A B: A is M x K, B is K x N (ShapedType::kDynamic
+/// where the size is known at run time only).
 struct GemmShape {
   int64_t m, n, k;
 };
 
-/// Static f32 memrefs of rank 2 with the default indexing maps (no folded
+/// f32 memrefs of rank 2 with the default indexing maps (no folded
 /// transposes), or nothing: such a matmul keeps the element-wise path.
+/// Sizes may be dynamic (a dynamic sequence length makes M dynamic).
 std::optional<GemmShape> gemmShapeOf(linalg::MatmulOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2)
     return std::nullopt;
   SmallVector<MemRefType> types;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
-        !type.getElementType().isF32())
+    if (!type || type.getRank() != 2 || !type.getElementType().isF32())
       return std::nullopt;
     types.push_back(type);
   }
@@ -78,6 +80,8 @@ std::optional<GemmShape> gemmShapeOf(linalg::MatmulOp op) {
     return std::nullopt;
   GemmShape s{types[0].getDimSize(0), types[1].getDimSize(1),
               types[0].getDimSize(1)};
+  // Static sizes must agree (the verifier's job for dynamic ones), and an
+  // empty product has no kernel.
   if (types[1].getDimSize(0) != s.k || types[2].getDimSize(0) != s.m ||
       types[2].getDimSize(1) != s.n || s.m == 0 || s.n == 0 || s.k == 0)
     return std::nullopt;
@@ -100,7 +104,7 @@ private:
   /// dst[r, k] = bf16(src[row0 + r, col0 + k]) for r < rows, k < cols,
   /// zero outside src's `limitRows` x `limitCols`.
   void stageTile(Value dst, Value src, Value row0, Value col0, int64_t rows,
-                 int64_t cols, int64_t limitRows, int64_t limitCols);
+                 int64_t cols, Value limitRows, Value limitCols);
   SmallVector<Value> kStep(ValueRange acc, Value k0);
   void store(ValueRange acc);
 
@@ -108,20 +112,22 @@ private:
   /// C += A B, or C = A B where the zero fill was absorbed.
   bool accumulate;
   Value a, bMat, cMat;
+  /// M, N and K on the host (constants where static).
+  Value rowsM, colsN, depthK;
   Value aTile, bTile, m0, n0, warpRow0;
 };
 
 void GemmKernel::stageTile(Value dst, Value src, Value row0, Value col0,
-                           int64_t rows, int64_t cols, int64_t limitRows,
-                           int64_t limitCols) {
+                           int64_t rows, int64_t cols, Value limitRows,
+                           Value limitCols) {
   forEachElement(rows, cols, [&](Value r, Value k) {
     Value row = add(row0, r), col = add(col0, k);
     Value x = memref::LoadOp::create(
         b, src,
-        ValueRange{arith::MinUIOp::create(b, row, c(limitRows - 1)),
-                   arith::MinUIOp::create(b, col, c(limitCols - 1))});
-    Value inside = arith::AndIOp::create(b, lt(row, c(limitRows)),
-                                         lt(col, c(limitCols)));
+        ValueRange{arith::MinUIOp::create(b, row, minusOne(limitRows)),
+                   arith::MinUIOp::create(b, col, minusOne(limitCols))});
+    Value inside =
+        arith::AndIOp::create(b, lt(row, limitRows), lt(col, limitCols));
     x = arith::SelectOp::create(b, inside, x, cf(0.0f));
     memref::StoreOp::create(b, arith::TruncFOp::create(b, bf16, x), dst,
                             ValueRange{r, k});
@@ -130,8 +136,8 @@ void GemmKernel::stageTile(Value dst, Value src, Value row0, Value col0,
 
 /// One stage of 32 along K: both tiles staged, two mma steps per fragment.
 SmallVector<Value> GemmKernel::kStep(ValueRange acc, Value k0) {
-  stageTile(aTile, a, m0, k0, blockRows(), kTileK, s.m, s.k);
-  stageTile(bTile, bMat, k0, n0, kTileK, kTileN, s.k, s.n);
+  stageTile(aTile, a, m0, k0, blockRows(), kTileK, rowsM, depthK);
+  stageTile(bTile, bMat, k0, n0, kTileK, kTileN, depthK, colsN);
   gpu::BarrierOp::create(b);
   SmallVector<Value> next(acc.begin(), acc.end());
   for (int64_t kk = 0; kk < kTileK; kk += Target::kBf16MmaK) {
@@ -154,8 +160,7 @@ void GemmKernel::store(ValueRange acc) {
     for (int64_t e = 0; e < 4; ++e) {
       Value row = add(add(m0, warpRow0), add(group, 8 * (e / 2)));
       Value col = add(add(n0, n * Target::kBf16MmaN + e % 2), quad2);
-      Value inside =
-          arith::AndIOp::create(b, lt(row, c(s.m)), lt(col, c(s.n)));
+      Value inside = arith::AndIOp::create(b, lt(row, rowsM), lt(col, colsN));
       auto ifInside = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifInside.getThenRegion().front());
@@ -168,19 +173,25 @@ void GemmKernel::store(ValueRange acc) {
 }
 
 void GemmKernel::build(int64_t index) {
-  std::string name = llvm::formatv("gemm_bf16_{0}x{1}x{2}_{3}", s.m, s.n,
-                                   s.k, index)
+  // A dynamic size is "d" in the name (gemm_bf16_dx64x64_0).
+  auto size = [](int64_t v) {
+    return ShapedType::isDynamic(v) ? std::string("d") : std::to_string(v);
+  };
+  std::string name = llvm::formatv("gemm_bf16_{0}x{1}x{2}_{3}", size(s.m),
+                                   size(s.n), size(s.k), index)
                          .str();
-  gpu::LaunchOp launch =
-      createLaunch(llvm::divideCeil(s.n, kTileN),
-                   llvm::divideCeil(s.m, blockRows()), 1, name);
+  rowsM = extent(b, a, 0);
+  depthK = extent(b, a, 1);
+  colsN = extent(b, bMat, 1);
+  gpu::LaunchOp launch = createLaunch(
+      ceilDiv(b, colsN, kTileN), ceilDiv(b, rowsM, blockRows()), c(1), name);
   n0 = mul(launch.getBlockIds().x, kTileN);
   m0 = mul(launch.getBlockIds().y, blockRows());
   warpRow0 = mul(warp, Target::kBf16MmaM);
   aTile = sharedArray(blockRows(), kTileK + kLdMatrixPad, bf16);
   bTile = sharedArray(kTileK, kTileN + kLdMatrixPad, bf16);
   SmallVector<Value> init(4 * kTileN / Target::kBf16MmaN, cf(0.0f));
-  auto loop = scf::ForOp::create(b, c(0), c(s.k), c(kTileK), init);
+  auto loop = scf::ForOp::create(b, c(0), depthK, c(kTileK), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -60,9 +60,6 @@ struct KernelShape : nvvm::AttentionDims {
   /// P V; the block's scores and accumulator then live in shared memory.
   bool tensorCores = false;
 
-  int64_t queryTiles() const { return (tq + tileQ - 1) / tileQ; }
-  int64_t keyTiles() const { return (tk + tileK - 1) / tileK; }
-
   /// Rows of shared arrays holding level l >= 1's keys are padded by one
   /// word: the coarse-score loop reads them with a stride of one row per
   /// thread, which would otherwise hit one bank.
@@ -94,7 +91,7 @@ private:
   IntegerAttr lead(int64_t n) { return b.getIndexAttr(n); }
   /// dst[r, c] = src[batch, base + r, col0 + c] for r < rows (0 past
   /// `limit` rows), the block's threads striding over the elements.
-  void stageRows(Value dst, Value src, Value base, int64_t rows, int64_t limit);
+  void stageRows(Value dst, Value src, Value base, int64_t rows, Value limit);
 
   // Host side, before the launch.
   void bufferOperands();
@@ -131,6 +128,10 @@ private:
   // level-0 queries padded to whole tiles (tensor cores).
   nvvm::AttentionBuffers buf;
   Value paddedQuery;
+  // The sizes on the host (constants where static): the batch, the query
+  // and key counts, each level's query and key counts.
+  Value batchSize, tq, tk;
+  SmallVector<Value> queryRows, keyRows;
 
   // The block's shared arrays: each level's key tile, the value tile,
   // level >= 1's query tiles and coarse scores; with tensor cores the
@@ -171,9 +172,8 @@ LogicalResult Lowering::run() {
   computeRowIndices(launch);
   stageCoarseQueries();
   SmallVector<Value> init = loadRowState();
-  Value numTiles =
-      nvvm::countKeyTiles(b, op.getCausal(), buf.lengths, s.tq, s.tk, i0,
-                          batch, s.tileQ, s.tileK, keyLength);
+  Value numTiles = nvvm::countKeyTiles(b, op.getCausal(), buf.lengths, tq, tk,
+                                       i0, batch, s.tileQ, s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeRowResults(tileLoop);
   buf.replaceOp(b, op, launch);
@@ -181,7 +181,7 @@ LogicalResult Lowering::run() {
 }
 
 void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
-                         int64_t limit) {
+                         Value limit) {
   int64_t d = s.headDim;
   auto loop = scf::ForOp::create(b, tid, c(rows * d), c(s.tileQ));
   OpBuilder::InsertionGuard guard(b);
@@ -191,8 +191,9 @@ void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
   Value col = arith::RemUIOp::create(b, e, c(d));
   Value row = arith::AddIOp::create(b, base, r);
   Value inside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(limit));
-  Value clamped = arith::MinUIOp::create(b, row, c(limit - 1));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, limit);
+  Value clamped = arith::MinUIOp::create(
+      b, row, b.createOrFold<arith::SubIOp>(limit, c(1)));
   Value x = memref::LoadOp::create(
       b, src, ValueRange{batch, clamped, arith::AddIOp::create(b, col0, col)});
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
@@ -204,17 +205,33 @@ void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
 /// that one-shot bufferization later sees through the kernel as on the CPU.
 void Lowering::bufferOperands() {
   buf = nvvm::AttentionBuffers::create(b, op);
+  batchSize = nvvm::extent(b, buf.value, 0);
+  tq = nvvm::extent(b, buf.queries[0], 1);
+  tk = nvvm::extent(b, buf.value, 1);
+  for (int64_t l = 0; l < s.levels(); ++l) {
+    queryRows.push_back(nvvm::extent(b, buf.queries[l], 1));
+    keyRows.push_back(nvvm::extent(b, buf.keys[l], 1));
+  }
   // The tensor cores load whole 16-row fragments of the level-0 queries
   // from global memory: rows padded to whole tiles.
-  int64_t paddedRows = s.queryTiles() * s.tileQ;
   paddedQuery = buf.queries[0];
-  if (s.tensorCores && paddedRows != s.tq) {
+  if (s.tensorCores && (ShapedType::isDynamic(s.tq) || s.tq % s.tileQ)) {
     auto type = cast<RankedTensorType>(op.getQueries()[0].getType());
+    int64_t paddedRows = ShapedType::isDynamic(s.tq)
+                             ? ShapedType::kDynamic
+                             : llvm::divideCeil(s.tq, s.tileQ) * s.tileQ;
     auto padded =
         RankedTensorType::get({s.batch, paddedRows, type.getDimSize(2)}, f32);
+    SmallVector<Value> dynamicDims;
+    if (ShapedType::isDynamic(s.batch))
+      dynamicDims.push_back(batchSize);
+    if (ShapedType::isDynamic(paddedRows))
+      dynamicDims.push_back(
+          arith::MulIOp::create(b, nvvm::ceilDiv(b, tq, s.tileQ), c(s.tileQ)));
     Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
-    Value pad = tensor::createPadHighOp(padded, op.getQueries()[0], zero,
-                                        /*nofold=*/false, b.getLoc(), b);
+    Value pad =
+        tensor::createPadHighOp(padded, op.getQueries()[0], zero,
+                                /*nofold=*/false, b.getLoc(), b, dynamicDims);
     paddedQuery = nvvm::readOnlyBuffer(b, pad);
   }
 }
@@ -247,8 +264,9 @@ SmallVector<Type> Lowering::sharedArrayTypes() {
 /// One block per (query tile, head, batch row), one thread per query row;
 /// the builder is left inside the body, before its terminator.
 gpu::LaunchOp Lowering::createLaunch() {
-  auto launch = gpu::LaunchOp::create(b, c(s.queryTiles()), c(s.heads),
-                                      c(s.batch), c(s.tileQ), c(1), c(1));
+  auto launch =
+      gpu::LaunchOp::create(b, nvvm::ceilDiv(b, tq, s.tileQ), c(s.heads),
+                            batchSize, c(s.tileQ), c(1), c(1));
   // Named for profilers and --kernel-report, like the bf16 kernels.
   launch.setFunctionAttr(FlatSymbolRefAttr::get(
       b.getContext(), s.tensorCores ? "attention_fwd_tf32" : "attention_fwd_f32"));
@@ -290,19 +308,19 @@ void Lowering::computeRowIndices(gpu::LaunchOp launch) {
   col0 = arith::MulIOp::create(b, head, c(s.headDim));
   i0 = arith::MulIOp::create(b, qTile, c(s.tileQ));
   row = arith::AddIOp::create(b, i0, tid);
-  rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, c(s.tq));
+  rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, tq);
   // Rows past the end compute on the last row and store nothing: every
   // thread reaches every barrier.
-  rowC = arith::MinUIOp::create(b, row, c(s.tq - 1));
+  rowC =
+      arith::MinUIOp::create(b, row, b.createOrFold<arith::SubIOp>(tq, c(1)));
 }
 
 /// The coarse query tiles, staged once: every key tile reads them.
 void Lowering::stageCoarseQueries() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(buf.queries[l].getType()).getDimSize(1);
     stageRows(queryTile[l], buf.queries[l], arith::DivUIOp::create(b, i0, c(f)),
-              s.tileQ / f, rows);
+              s.tileQ / f, queryRows[l]);
   }
 }
 
@@ -376,11 +394,10 @@ scf::ForOp Lowering::buildTileLoop(ValueRange init, Value numTiles) {
 void Lowering::stageKeyTiles() {
   for (int64_t l = 0; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
-    auto rows = cast<MemRefType>(buf.keys[l].getType()).getDimSize(1);
     stageRows(keyTile[l], buf.keys[l], arith::DivUIOp::create(b, j0, c(f)),
-              s.tileK / f, rows);
+              s.tileK / f, keyRows[l]);
   }
-  stageRows(valueTile, buf.value, j0, s.tileK, s.tk);
+  stageRows(valueTile, buf.value, j0, s.tileK, tk);
 }
 
 /// Each level >= 1's coarse score block, once per tile pair and shared by
@@ -417,7 +434,7 @@ Value Lowering::maskedScore(Value score, Value jj) {
     score = arith::AddFOp::create(b, score, coarse);
   }
   Value j = arith::AddIOp::create(b, j0, jj);
-  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, c(s.tk));
+  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, tk);
   if (op.getCausal())
     live = arith::AndIOp::create(
         b, live, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
@@ -611,6 +628,8 @@ FailureOr<KernelShape> kernelShape(OnlineAttentionOp op, int64_t tileQ,
     return failure();
   KernelShape s;
   static_cast<nvvm::AttentionDims &>(s) = nvvm::AttentionDims::of(op);
+  if (failed(s.check(op, "cannot be lowered for the GPU: ")))
+    return failure();
   if (s.headDim > 128)
     return fail("head width ")
            << s.headDim << " > 128 (the row state lives in registers)";

@@ -158,32 +158,36 @@ arith::AddFOp sumOf(linalg::GenericOp op) {
   return add;
 }
 
-/// Static loop ranges of `op`, split into parallel and reduction dims.
+/// The loop ranges of `op` (ShapedType::kDynamic where a size is known at
+/// run time only: a dynamic batch or sequence length), split into parallel
+/// and reduction dims, and the products of each (dynamic if any factor is).
 struct LoopSplit {
   SmallVector<int64_t> ranges, parallel, reduction;
   int64_t parallelCount = 1, reductionCount = 1;
 
   /// With `allParallel`, every loop counts as parallel.
-  static std::optional<LoopSplit> of(linalg::LinalgOp op, bool allParallel) {
+  static LoopSplit of(linalg::LinalgOp op, bool allParallel) {
     LoopSplit s;
     s.ranges = op.getStaticLoopRanges();
     for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
-      if (ShapedType::isDynamic(s.ranges[i]))
-        return std::nullopt;
       bool red = !allParallel && it == utils::IteratorType::reduction;
       (red ? s.reduction : s.parallel).push_back(i);
-      (red ? s.reductionCount : s.parallelCount) *= s.ranges[i];
+      int64_t &count = red ? s.reductionCount : s.parallelCount;
+      count = ShapedType::isDynamic(count) || ShapedType::isDynamic(s.ranges[i])
+                  ? ShapedType::kDynamic
+                  : count * s.ranges[i];
     }
     return s;
   }
 };
 
-/// ivs[dims[k]] from `linear`, the last of `dims` fastest.
+/// ivs[dims[k]] from `linear`, the last of `dims` fastest; `ranges` the
+/// loops' trip counts.
 void delinearize(ImplicitLocOpBuilder &b, Value linear, ArrayRef<int64_t> dims,
-                 ArrayRef<int64_t> ranges, SmallVectorImpl<Value> &ivs) {
+                 ArrayRef<Value> ranges, SmallVectorImpl<Value> &ivs) {
   Value rest = linear;
   for (int64_t k = dims.size() - 1; k >= 0; --k) {
-    Value n = arith::ConstantIndexOp::create(b, ranges[dims[k]]);
+    Value n = ranges[dims[k]];
     ivs[dims[k]] = k == 0 ? rest : b.createOrFold<arith::RemUIOp>(rest, n);
     if (k > 0)
       rest = b.createOrFold<arith::DivUIOp>(rest, n);
@@ -215,15 +219,40 @@ SmallVector<Value> indicesAt(ImplicitLocOpBuilder &b, AffineMap map,
 void mapSum(linalg::GenericOp op, arith::AddFOp add, const LoopSplit &s,
             bool atomic, bool overwrite, int64_t blockSize, StringRef name) {
   constexpr int64_t warp = NvvmTargetInfo::kWarpSize;
-  int64_t lanes = s.reductionCount >= kWarpReductionMin ? warp : 1;
+  // A reduction over a dynamic size runs over a batch or a sequence: long.
+  int64_t lanes = ShapedType::isDynamic(s.reductionCount) ||
+                          s.reductionCount >= kWarpReductionMin
+                      ? warp
+                      : 1;
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
+  // The trip counts on the host (constants where static) and their
+  // products.
+  SmallVector<Value> ranges;
+  for (Range r : cast<linalg::LinalgOp>(op.getOperation())
+                     .createLoopRanges(b, b.getLoc()))
+    ranges.push_back(getValueOrCreateConstantIndexOp(b, b.getLoc(), r.size));
+  auto product = [&](ArrayRef<int64_t> dims) {
+    Value n = c(1);
+    for (int64_t d : dims)
+      n = b.createOrFold<arith::MulIOp>(n, ranges[d]);
+    return n;
+  };
+  Value parallelCount = product(s.parallel);
+  Value reductionCount = product(s.reduction);
   int64_t perBlock = blockSize / lanes;
+  // A grid of zero blocks is a launch error (an empty dynamic batch).
+  if (ShapedType::isDynamic(s.parallelCount)) {
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                      parallelCount, c(0));
+    auto guard = scf::IfOp::create(b, any, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+  }
   auto launch = gpu::LaunchOp::create(
-      b, c(llvm::divideCeil(s.parallelCount, perBlock)), c(1), c(1),
-      c(blockSize), c(1), c(1));
+      b, b.createOrFold<arith::CeilDivUIOp>(parallelCount, c(perBlock)), c(1),
+      c(1), c(blockSize), c(1), c(1));
   launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
   b.setInsertionPointToStart(&launch.getBody().front());
   gpu::TerminatorOp terminator = gpu::TerminatorOp::create(b);
@@ -234,17 +263,20 @@ void mapSum(linalg::GenericOp op, arith::AddFOp add, const LoopSplit &s,
       b, arith::MulIOp::create(b, launch.getBlockIds().x, c(perBlock)),
       b.createOrFold<arith::DivUIOp>(tid, c(lanes)));
   Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, element,
-                                       c(s.parallelCount));
+                                       parallelCount);
   SmallVector<Value> ivs(s.ranges.size());
-  delinearize(b, arith::MinUIOp::create(b, element, c(s.parallelCount - 1)),
-              s.parallel, s.ranges, ivs);
-  Value terms = arith::SelectOp::create(b, inside, c(s.reductionCount), c(0));
+  delinearize(
+      b,
+      arith::MinUIOp::create(
+          b, element, b.createOrFold<arith::SubIOp>(parallelCount, c(1))),
+      s.parallel, ranges, ivs);
+  Value terms = arith::SelectOp::create(b, inside, reductionCount, c(0));
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
   auto loop = scf::ForOp::create(b, lane, terms, c(lanes), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    delinearize(b, loop.getInductionVar(), s.reduction, s.ranges, ivs);
+    delinearize(b, loop.getInductionVar(), s.reduction, ranges, ivs);
     Block &body = op.getRegion().front();
     IRMapping map;
     for (OpOperand *in : op.getDpsInputOperands())
@@ -313,10 +345,10 @@ std::optional<SumPlan> planSum(linalg::LinalgOp op) {
   bool atomic = llvm::any_of(reductionDims, [&](unsigned d) {
     return out.isFunctionOfDim(d);
   });
-  std::optional<LoopSplit> split = LoopSplit::of(op, atomic);
-  if (!split || !(atomic || split->reductionCount > 1))
+  LoopSplit split = LoopSplit::of(op, atomic);
+  if (!atomic && split.reductionCount == 1)
     return std::nullopt;
-  return SumPlan{add, *split, atomic};
+  return SumPlan{add, split, atomic};
 }
 
 /// One launch for `op` (see the file comment); `overwrite`: a sum whose

@@ -7,10 +7,12 @@
 // What the attention kernel of the NVVM path does not take yet, each with
 // the reason.
 
-func.func @dynamic(%q0: tensor<1x?x8xf32>, %k0: tensor<1x?x8xf32>, %v: tensor<1x?x8xf32>, %a: tensor<1x?x8xf32>, %m: tensor<1x1x?xf32>, %s: tensor<1x1x?xf32>) -> tensor<1x?x8xf32> {
-  // expected-error @+1 {{cannot be lowered for the GPU: dynamic shapes are not supported yet}}
-  %acc, %max, %sum = hkt.online_attention ins(%q0 : tensor<1x?x8xf32>) keys(%k0 : tensor<1x?x8xf32>) values(%v : tensor<1x?x8xf32>) outs(%a, %m, %s : tensor<1x?x8xf32>, tensor<1x1x?xf32>, tensor<1x1x?xf32>) {factors = array<i64: 1>} -> tensor<1x?x8xf32>, tensor<1x1x?xf32>, tensor<1x1x?xf32>
-  return %acc : tensor<1x?x8xf32>
+// The batch and the lengths may be dynamic (hkt-nvvm-lower-online-attention.mlir);
+// the columns (heads x head width) size the tiles and the registers.
+func.func @dynamic_columns(%q0: tensor<1x?x?xf32>, %k0: tensor<1x?x?xf32>, %v: tensor<1x?x?xf32>, %a: tensor<1x?x?xf32>, %m: tensor<1x1x?xf32>, %s: tensor<1x1x?xf32>) -> tensor<1x?x?xf32> {
+  // expected-error @+1 {{cannot be lowered for the GPU: a dynamic number of heads or columns is not supported (the batch and the sequence lengths may be dynamic)}}
+  %acc, %max, %sum = hkt.online_attention ins(%q0 : tensor<1x?x?xf32>) keys(%k0 : tensor<1x?x?xf32>) values(%v : tensor<1x?x?xf32>) outs(%a, %m, %s : tensor<1x?x?xf32>, tensor<1x1x?xf32>, tensor<1x1x?xf32>) {factors = array<i64: 1>} -> tensor<1x?x?xf32>, tensor<1x1x?xf32>, tensor<1x1x?xf32>
+  return %acc : tensor<1x?x?xf32>
 }
 
 // -----

@@ -75,3 +75,21 @@ func.func @full(%q0: tensor<1x64x8xf32>, %k0: tensor<1x64x8xf32>, %v: tensor<1x6
   %acc, %max, %sum = hkt.online_attention ins(%q0 : tensor<1x64x8xf32>) keys(%k0 : tensor<1x64x8xf32>) values(%v : tensor<1x64x8xf32>) outs(%a, %m, %s : tensor<1x64x8xf32>, tensor<1x1x64xf32>, tensor<1x1x64xf32>) {factors = array<i64: 1>} -> tensor<1x64x8xf32>, tensor<1x1x64xf32>, tensor<1x1x64xf32>
   return %acc : tensor<1x64x8xf32>
 }
+
+// -----
+
+// A dynamic batch and sequence (one module for every length): the grid is
+// ceil(T / tile-q) query tiles x heads x B, read from the operands at run
+// time; rows are clamped to T - 1 and keys compared with T.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: %[[B:[a-z0-9_]+]] = memref.dim %{{[0-9]+}}, %c0
+// CHECK: %[[T:[a-z0-9_]+]] = memref.dim %{{[0-9]+}}, %c1
+// CHECK: %[[QTILES:[0-9]+]] = arith.ceildivui %[[T]], %c64
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %[[QTILES]], %{{.+}} = %c1{{.*}}, %{{.+}} = %[[B]]) {{.*}} function(@attention_fwd_f32)
+// CHECK: arith.cmpi ult, %{{.+}}, %[[T]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[T]], %c1
+// CHECK: arith.minui %{{.+}}, %[[LAST]]
+func.func @dynamic(%q0: tensor<?x?x8xf32>, %k0: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %a: tensor<?x?x8xf32>, %m: tensor<?x1x?xf32>, %s: tensor<?x1x?xf32>) -> tensor<?x?x8xf32> {
+  %acc, %max, %sum = hkt.online_attention ins(%q0 : tensor<?x?x8xf32>) keys(%k0 : tensor<?x?x8xf32>) values(%v : tensor<?x?x8xf32>) outs(%a, %m, %s : tensor<?x?x8xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>) {causal = true, factors = array<i64: 1>} -> tensor<?x?x8xf32>, tensor<?x1x?xf32>, tensor<?x1x?xf32>
+  return %acc : tensor<?x?x8xf32>
+}

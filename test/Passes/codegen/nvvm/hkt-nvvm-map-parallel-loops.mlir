@@ -165,6 +165,33 @@ func.func @warp_sum(%dy: memref<2x100x64xf32>, %db: memref<64xf32>) {
 
 // -----
 
+// The same sum over a dynamic sequence (a module for every length): a
+// warp per output element still, the term count read at run time
+// (2 x T), not a thread looping over B x T terms.
+// CHECK-LABEL: func.func @dynamic_warp_sum
+// CHECK-SAME: (%[[DY:.+]]: memref<2x?x64xf32>, %[[DB:.+]]: memref<64xf32>)
+// CHECK: %[[T:.+]] = memref.dim %[[DY]], %c1
+// CHECK: %[[N:.+]] = arith.muli %[[T]], %c2
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %c8{{.*}}, {{.*}} function(@downsample_grad_0)
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %c32
+// CHECK: %[[TERMS:.+]] = arith.select %{{.+}}, %[[N]], %c0
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %[[TERMS]] step %c32{{.*}} iter_args
+// CHECK: arith.remui %{{.+}}, %[[T]]
+// CHECK-COUNT-5: gpu.shuffle xor
+#dyd = affine_map<(b, t, c) -> (b, t, c)>
+#dbd = affine_map<(b, t, c) -> (c)>
+func.func @dynamic_warp_sum(%dy: memref<2x?x64xf32>, %db: memref<64xf32>) {
+  linalg.generic {indexing_maps = [#dyd, #dbd], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%dy : memref<2x?x64xf32>) outs(%db : memref<64xf32>) attrs = {hkt.kernel = "downsample_grad"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A short sum (10 terms) keeps a thread per output element, its reduction
 // inside the kernel.
 // CHECK-LABEL: func.func @thread_sum
