@@ -4,7 +4,8 @@
 // above 4 KiB that fail (oom). Memory is host memory (zeroed), copies are
 // memcpy, kernels do nothing; live allocations, launches and copies (by
 // direction, with their bytes), streams created and kernels looked up are
-// counted and reported at exit. Built by CudaDriverTest.cpp,
+// counted and reported at exit; with FAKE_CUDA_LAUNCHES set, each launch
+// prints its kernel's name and grid. Built by CudaDriverTest.cpp,
 // test/Tools/nvvm.test (a compiled layer's host side, run end to end) and
 // nvvm-cublaslt.test.
 #include <stdint.h>
@@ -55,7 +56,9 @@ int cuModuleLoadData(void **m, const void *image) {
 }
 int cuModuleLoadDataEx(void **m, const void *i, unsigned n, int *o, void **v) { return cuModuleLoadData(m, i); }
 int cuModuleUnload(void *m) { return 0; }
-int cuModuleGetFunction(void **f, void *m, const char *name) { *f = (void *)3; ++lookups; return 0; }
+/* The function handle is its name (a copy, kept for the process), which
+   FAKE_CUDA_LAUNCHES prints at each launch. */
+int cuModuleGetFunction(void **f, void *m, const char *name) { *f = strdup(name); ++lookups; return 0; }
 /* The dynamic shared memory the kernels opted in to (one fake function for
    all): a launch asking for more than 48 KiB beyond it fails, as on a GPU. */
 static int optedIn;
@@ -70,6 +73,9 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *s, void **p, void **e) {
   if (smem > 48 * 1024 && (int)smem > optedIn) return 1; /* CUDA_ERROR_INVALID_VALUE */
   if (strcmp(mode(), "launchfail") == 0) return 719;
+  if (getenv("FAKE_CUDA_LAUNCHES"))
+    fprintf(stderr, "fake-cuda: launch %s grid %u x %u x %u block %u\n",
+            (const char *)f, gx, gy, gz, bx);
   ++launches;
   return 0;
 }
