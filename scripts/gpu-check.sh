@@ -20,7 +20,9 @@
 #                                  at 2e-2), then the benchmark tables
 #                                  (scripts/gpu_bench.py: bf16 forward and
 #                                  forward + backward at d = 64 and 128, f32
-#                                  and tf32 forward), meant to fit in 8
+#                                  and tf32 forward, the bf16 layer compiled
+#                                  for every length against static
+#                                  compiles), meant to fit in 8
 #                                  minutes; the tables also go to
 #                                  $OUT/gpu-table.md when OUT is set
 set -euo pipefail

@@ -12,7 +12,11 @@ B = 1, H = 8, causal.
     --backward: the forward recomputed, then attention_bwd_dkdv and
     attention_bwd_dq) of HKT and MHA, and SDPA's forward and forward +
     backward in bf16 (FlashAttention) on the same GPU;
-  - f32 and tf32 at d = 64, forward only (the inference path).
+  - f32 and tf32 at d = 64, forward only (the inference path);
+  - one module for every length (issue 25): the whole bf16 layer (D = 512,
+    H = 8, L = 3, hybrid, causal; forward and forward + backward) compiled
+    once with --max-seq-len (the largest size) against a static compile
+    per size, and the ratio of their times.
 Times are the kernels' (hkt-run --bench: CUDA events from the entry's first
 kernel to the end of its last, so the attention's own small kernels, the
 convex weights and the final normalisation, are in it; the arguments' copies
@@ -75,13 +79,15 @@ def prepare(args):
                                    + (["--backward"] if backward else []), check=True)
                     print("compiled", out, flush=True)
                 os.remove(ir)
+    prepare_layers(args)
     with open(os.path.join(args.out, "sizes.json"), "w") as f:
         json.dump(args.sizes, f)
 
 
-def bench_module(hkt_run, moddir, reps, entry):
+def bench_module(hkt_run, moddir, reps, entry, size=None):
     p = subprocess.run([hkt_run, moddir, "--device", "cuda", "--entry", entry,
-                        "--random", "1", "--bench", str(reps), "--quiet"],
+                        "--random", "1", "--bench", str(reps), "--quiet"]
+                       + (["--size", "T=%d" % size] if size else []),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1] if p.stderr else "failed"
@@ -183,6 +189,52 @@ def inference_table(r, sizes):
     return lines
 
 
+def layer_config(T):
+    """The benchmarked layer (T None: a dynamic length)."""
+    return {"batch": 1, "seq_len": T, "dim": 8 * 64, "heads": H, "levels": 3,
+            "stride": 2, "kernel": 3, "conv_kernel": 3, "hybrid": True,
+            "causal": True}
+
+
+def prepare_layers(args):
+    """The bf16 layer with --backward: one static module per size and one
+    for every size up to the largest."""
+    for T in args.sizes + [None]:
+        cfg = os.path.join(args.out, "layer.json")
+        with open(cfg, "w") as f:
+            json.dump(layer_config(T), f)
+        out = os.path.join(args.out, "layer-%s" % (T or "dynamic"))
+        subprocess.run([args.hkt_compile, "--layer", cfg, "--target", "nvvm",
+                        "--precision", "bf16", "--backward", "-o", out]
+                       + ([] if T else ["--max-seq-len", str(max(args.sizes))]),
+                       check=True)
+        os.remove(cfg)
+        print("compiled", out, flush=True)
+
+
+def dynamic_table(r, sizes):
+    lines = ["| T | static fwd ms | dynamic fwd ms | dynamic / static | "
+             "static fwd+bwd ms | dynamic fwd+bwd ms | dynamic / static |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
+    for T in sizes:
+        cells = []
+        for entry in ("layer", "layer_grad"):
+            ms = {}
+            for kind in ("static", "dynamic"):
+                name = "layer-%s" % (T if kind == "static" else "dynamic")
+                ms[kind], err = bench_module(
+                    r.args.hkt_run, os.path.join(r.args.dir, name), r.args.reps,
+                    entry, None if kind == "static" else T)
+                if err:
+                    r.errors.append("%s %s: %s" % (name, entry, err))
+            cells += ["%.3f" % ms["static"] if ms["static"] else "n/a",
+                      "%.3f" % ms["dynamic"] if ms["dynamic"] else "n/a",
+                      ratio(ms["dynamic"], ms["static"])]
+        lines.append("| %d | %s |" % (T, " | ".join(cells)))
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
 def run(args):
     with open(os.path.join(args.dir, "sizes.json")) as f:
         sizes = json.load(f)
@@ -191,6 +243,10 @@ def run(args):
     lines += bf16_table(r, sizes)
     lines += ["", "f32 and tf32, forward (d = 64):", ""]
     lines += inference_table(r, sizes)
+    lines += ["", "One module for every length: the bf16 layer (D = 512, H = 8, "
+              "L = 3, hybrid, causal) compiled with --max-seq-len %d against "
+              "a static compile per T:" % max(sizes), ""]
+    lines += dynamic_table(r, sizes)
     print("\n".join(lines))
     for e in r.errors:
         print("error:", e)
