@@ -43,10 +43,11 @@ DeviceTensor &DeviceTensor::operator=(DeviceTensor &&other) noexcept {
     type = other.type;
     dims = std::move(other.dims);
     bytes = other.bytes;
+    capacityBytes = other.capacityBytes;
     address = other.address;
     other.owner = nullptr;
     other.address = nullptr;
-    other.bytes = 0;
+    other.bytes = other.capacityBytes = 0;
   }
   return *this;
 }
@@ -75,7 +76,7 @@ DeviceMemory::allocate(DType type, const std::vector<int64_t> &shape) {
   DeviceTensor t;
   t.type = type;
   t.dims = shape;
-  t.bytes = static_cast<size_t>(*n) * dtypeSize(type);
+  t.bytes = t.capacityBytes = static_cast<size_t>(*n) * dtypeSize(type);
   size_t bytes = t.bytes ? t.bytes : 1; // a distinct address for each
   if (cuda) {
     const CudaDriverApi &a = driver();
@@ -140,6 +141,16 @@ Expected<DeviceTensor> DeviceMemory::upload(const Tensor &host) {
 Status DeviceMemory::upload(DeviceTensor &device, const Tensor &host) {
   if (Status s = sameLayout(device, host, "upload"); !s.ok())
     return s;
+  return copy(device.data(), host.data(), host.byteSize(), /*up=*/true);
+}
+
+Status DeviceMemory::uploadReshaping(DeviceTensor &device, const Tensor &host) {
+  if (device.dtype() != host.dtype() || host.byteSize() > device.capacity())
+    return Status::error(concat(
+        "cannot upload ", host.describe(), " into a device buffer of ",
+        dtypeName(device.dtype()), " and ", device.capacity(), " bytes"));
+  device.dims = host.shape();
+  device.bytes = host.byteSize();
   return copy(device.data(), host.data(), host.byteSize(), /*up=*/true);
 }
 

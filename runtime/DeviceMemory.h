@@ -43,6 +43,9 @@ public:
   DType dtype() const { return type; }
   const std::vector<int64_t> &shape() const { return dims; }
   size_t byteSize() const { return bytes; }
+  /// The bytes of its buffer (its size when allocated): what a smaller
+  /// shape may reuse (DeviceMemory::uploadReshaping).
+  size_t capacity() const { return capacityBytes; }
   /// The device address (null for an empty tensor).
   void *data() const { return address; }
 
@@ -51,7 +54,7 @@ private:
   DeviceMemory *owner = nullptr;
   DType type = DType::F32;
   std::vector<int64_t> dims;
-  size_t bytes = 0;
+  size_t bytes = 0, capacityBytes = 0;
   void *address = nullptr;
 };
 
@@ -76,6 +79,12 @@ public:
   /// Copies `host` into `device` (same dtype and shape) / back.
   Status upload(DeviceTensor &device, const Tensor &host);
   Status download(Tensor &host, const DeviceTensor &device);
+  /// Copies `host` into `device`'s buffer, which takes `host`'s shape: an
+  /// argument whose dynamic size changes from call to call (a batch as
+  /// wide as its longest example) moves only its bytes and keeps its
+  /// buffer. Fails if the dtype differs or the bytes exceed the buffer's
+  /// capacity.
+  Status uploadReshaping(DeviceTensor &device, const Tensor &host);
 
   const DeviceTraffic &traffic() const { return counts; }
   /// Buffers allocated and not yet freed.

@@ -278,9 +278,10 @@ Expected<double> Trainer::step() {
     for (int64_t r = 0; r < st.batch; ++r)
       examples[r] =
           take(data->get(Split::Train, order->at(st.examplesSeen + r)));
-    if (model.dynamicLength() && !device)
+    if (model.dynamicLength())
       // The batch as wide as its longest example (train_step's tokens
-      // argument points at this member, so it moves with it).
+      // argument points at this member, so it moves with it; on a device
+      // its buffer, allocated at max_len, takes the width).
       tokens = take(
           Tensor::allocate(DType::I32, {st.batch, model.batchWidth(examples)}));
     fillBatch(examples, tokens, labels);
@@ -303,7 +304,7 @@ Expected<double> Trainer::step() {
       for (size_t i = 0; i < args.size(); ++i) {
         deviceArgPtrs.push_back(&deviceArgs[i]);
         if (!specs[i].isInOut())
-          check(device->upload(deviceArgs[i], *args[i]));
+          check(device->uploadReshaping(deviceArgs[i], *args[i]));
       }
       hostStale = true;
       check(trainStep->callOnDevice(deviceArgPtrs, {&deviceLoss}));

@@ -68,6 +68,39 @@ TEST(DeviceMemoryTest, MismatchedTensorIsRefused) {
   EXPECT_EQ((*memory)->traffic().uploads, 0);
 }
 
+// A batch narrower than the buffer (a dynamic length): the buffer takes
+// its shape and only its bytes move; wider, or of another dtype, is refused.
+TEST(DeviceMemoryTest, UploadReshapingKeepsTheBuffer) {
+  auto memory = DeviceMemory::create(TargetKind::Cpu);
+  ASSERT_TRUE(memory.ok()) << memory.message();
+  DeviceMemory &m = **memory;
+  auto d = m.allocate(DType::F32, {2, 4});
+  ASSERT_TRUE(d.ok()) << d.message();
+  void *buffer = d->data();
+  Tensor narrow = makeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  ASSERT_TRUE(m.uploadReshaping(*d, narrow).ok());
+  EXPECT_EQ(d->data(), buffer);
+  EXPECT_EQ(d->shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(d->byteSize(), 24u);
+  EXPECT_EQ(d->capacity(), 32u);
+  EXPECT_EQ(m.traffic().bytesUp, 24u);
+  Tensor back = makeF32({2, 3}, {0, 0, 0, 0, 0, 0});
+  ASSERT_TRUE(m.download(back, *d).ok());
+  EXPECT_EQ(valuesF32(back), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  // Back to the full width.
+  Tensor full = makeF32({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  ASSERT_TRUE(m.uploadReshaping(*d, full).ok());
+  EXPECT_EQ(d->shape(), (std::vector<int64_t>{2, 4}));
+  Tensor wide = makeF32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Status s = m.uploadReshaping(*d, wide);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "cannot upload f32 [3,3] into a device buffer of f32 and 32 bytes");
+  EXPECT_EQ(d->shape(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(m.traffic().uploads, 2);
+  EXPECT_EQ(m.liveBuffers(), 1);
+}
+
 TEST(DeviceMemoryTest, NegativeShapeIsRefused) {
   auto memory = DeviceMemory::create(TargetKind::Cpu);
   ASSERT_TRUE(memory.ok()) << memory.message();

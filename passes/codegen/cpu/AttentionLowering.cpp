@@ -71,9 +71,32 @@ Value padHigh(RewriterBase &rw, Location loc, Value v, unsigned dim,
       dynamicSizes.push_back(
           d == dim ? cast<Value>(size)
                    : tensor::DimOp::create(rw, loc, v, d).getResult());
-  return tensor::createPadHighOp(
-      RankedTensorType::get(shape, t.getElementType()), v, padValue,
-      /*nofold=*/false, loc, rw, dynamicSizes);
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  if (staticSize)
+    return tensor::createPadHighOp(type, v, padValue, /*nofold=*/false, loc,
+                                   rw, dynamicSizes);
+  // A size known at run time only (a dynamic sequence): a sequence that is
+  // already whole tiles is used as it is, as a static compile would, instead
+  // of being copied into a pad of the same size.
+  Value current = tensor::DimOp::create(rw, loc, v, dim);
+  Value whole = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq,
+                                      current, cast<Value>(size));
+  auto ifOp = scf::IfOp::create(
+      rw, loc, whole,
+      [&](OpBuilder &b, Location l) {
+        Value same = v;
+        if (v.getType() != type)
+          same = tensor::CastOp::create(b, l, type, v);
+        scf::YieldOp::create(b, l, same);
+      },
+      [&](OpBuilder &b, Location l) {
+        scf::YieldOp::create(
+            b, l,
+            tensor::createPadHighOp(type, v, padValue, /*nofold=*/false, l, b,
+                                    dynamicSizes)
+                .getResult());
+      });
+  return ifOp.getResult(0);
 }
 
 Value packHeadMajor(RewriterBase &rw, Location loc, Value src, int64_t heads,
