@@ -66,7 +66,7 @@ struct AttentionDims {
   LogicalResult check(Operation *op, StringRef prefix) const;
 };
 
-/// What every GPU attention kernel needs of `op`: static columns, f32
+/// What every GPU attention kernel needs of `op`'s operands: f32
 /// tensors (the key lengths exempt; `f32Why` starts the message otherwise)
 /// and no offsets (a tile of a larger op). The problem, prefixed by
 /// `prefix`, is reported on `op`.

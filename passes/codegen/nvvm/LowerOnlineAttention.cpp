@@ -128,10 +128,8 @@ private:
   // level-0 queries padded to whole tiles (tensor cores).
   nvvm::AttentionBuffers buf;
   Value paddedQuery;
-  // The sizes on the host (constants where static): the batch, the query
-  // and key counts, each level's query and key counts.
-  Value batchSize, tq, tk;
-  SmallVector<Value> queryRows, keyRows;
+  // The sizes on the host (constants where static).
+  nvvm::AttentionExtents size;
 
   // The block's shared arrays: each level's key tile, the value tile,
   // level >= 1's query tiles and coarse scores; with tensor cores the
@@ -172,8 +170,9 @@ LogicalResult Lowering::run() {
   computeRowIndices(launch);
   stageCoarseQueries();
   SmallVector<Value> init = loadRowState();
-  Value numTiles = nvvm::countKeyTiles(b, op.getCausal(), buf.lengths, tq, tk,
-                                       i0, batch, s.tileQ, s.tileK, keyLength);
+  Value numTiles =
+      nvvm::countKeyTiles(b, op.getCausal(), buf.lengths, size.tq, size.tk, i0,
+                          batch, s.tileQ, s.tileK, keyLength);
   scf::ForOp tileLoop = buildTileLoop(init, numTiles);
   storeRowResults(tileLoop);
   buf.replaceOp(b, op, launch);
@@ -205,13 +204,7 @@ void Lowering::stageRows(Value dst, Value src, Value base, int64_t rows,
 /// that one-shot bufferization later sees through the kernel as on the CPU.
 void Lowering::bufferOperands() {
   buf = nvvm::AttentionBuffers::create(b, op);
-  batchSize = nvvm::extent(b, buf.value, 0);
-  tq = nvvm::extent(b, buf.queries[0], 1);
-  tk = nvvm::extent(b, buf.value, 1);
-  for (int64_t l = 0; l < s.levels(); ++l) {
-    queryRows.push_back(nvvm::extent(b, buf.queries[l], 1));
-    keyRows.push_back(nvvm::extent(b, buf.keys[l], 1));
-  }
+  size = nvvm::AttentionExtents::create(b, buf.queries, buf.keys, buf.value);
   // The tensor cores load whole 16-row fragments of the level-0 queries
   // from global memory: rows padded to whole tiles.
   paddedQuery = buf.queries[0];
@@ -224,10 +217,10 @@ void Lowering::bufferOperands() {
         RankedTensorType::get({s.batch, paddedRows, type.getDimSize(2)}, f32);
     SmallVector<Value> dynamicDims;
     if (ShapedType::isDynamic(s.batch))
-      dynamicDims.push_back(batchSize);
+      dynamicDims.push_back(size.batch);
     if (ShapedType::isDynamic(paddedRows))
-      dynamicDims.push_back(
-          arith::MulIOp::create(b, nvvm::ceilDiv(b, tq, s.tileQ), c(s.tileQ)));
+      dynamicDims.push_back(arith::MulIOp::create(
+          b, nvvm::ceilDiv(b, size.tq, s.tileQ), c(s.tileQ)));
     Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
     Value pad =
         tensor::createPadHighOp(padded, op.getQueries()[0], zero,
@@ -265,8 +258,8 @@ SmallVector<Type> Lowering::sharedArrayTypes() {
 /// the builder is left inside the body, before its terminator.
 gpu::LaunchOp Lowering::createLaunch() {
   auto launch =
-      gpu::LaunchOp::create(b, nvvm::ceilDiv(b, tq, s.tileQ), c(s.heads),
-                            batchSize, c(s.tileQ), c(1), c(1));
+      gpu::LaunchOp::create(b, nvvm::ceilDiv(b, size.tq, s.tileQ), c(s.heads),
+                            size.batch, c(s.tileQ), c(1), c(1));
   // Named for profilers and --kernel-report, like the bf16 kernels.
   launch.setFunctionAttr(FlatSymbolRefAttr::get(
       b.getContext(), s.tensorCores ? "attention_fwd_tf32" : "attention_fwd_f32"));
@@ -308,11 +301,11 @@ void Lowering::computeRowIndices(gpu::LaunchOp launch) {
   col0 = arith::MulIOp::create(b, head, c(s.headDim));
   i0 = arith::MulIOp::create(b, qTile, c(s.tileQ));
   row = arith::AddIOp::create(b, i0, tid);
-  rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, tq);
+  rowInside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, size.tq);
   // Rows past the end compute on the last row and store nothing: every
   // thread reaches every barrier.
-  rowC =
-      arith::MinUIOp::create(b, row, b.createOrFold<arith::SubIOp>(tq, c(1)));
+  rowC = arith::MinUIOp::create(b, row,
+                                b.createOrFold<arith::SubIOp>(size.tq, c(1)));
 }
 
 /// The coarse query tiles, staged once: every key tile reads them.
@@ -320,7 +313,7 @@ void Lowering::stageCoarseQueries() {
   for (int64_t l = 1; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     stageRows(queryTile[l], buf.queries[l], arith::DivUIOp::create(b, i0, c(f)),
-              s.tileQ / f, queryRows[l]);
+              s.tileQ / f, size.queryRows[l]);
   }
 }
 
@@ -395,9 +388,9 @@ void Lowering::stageKeyTiles() {
   for (int64_t l = 0; l < s.levels(); ++l) {
     int64_t f = s.factors[l];
     stageRows(keyTile[l], buf.keys[l], arith::DivUIOp::create(b, j0, c(f)),
-              s.tileK / f, keyRows[l]);
+              s.tileK / f, size.keyRows[l]);
   }
-  stageRows(valueTile, buf.value, j0, s.tileK, tk);
+  stageRows(valueTile, buf.value, j0, s.tileK, size.tk);
 }
 
 /// Each level >= 1's coarse score block, once per tile pair and shared by
@@ -434,7 +427,7 @@ Value Lowering::maskedScore(Value score, Value jj) {
     score = arith::AddFOp::create(b, score, coarse);
   }
   Value j = arith::AddIOp::create(b, j0, jj);
-  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, tk);
+  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, size.tk);
   if (op.getCausal())
     live = arith::AndIOp::create(
         b, live, arith::CmpIOp::create(b, arith::CmpIPredicate::ule, j, row));
