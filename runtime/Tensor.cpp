@@ -107,7 +107,30 @@ hkt::runtime::checkedNumElements(const std::vector<int64_t> &shape,
   return n;
 }
 
-void Tensor::FreeDeleter::operator()(void *p) const { std::free(p); }
+void Tensor::FreeDeleter::operator()(void *p) const {
+  if (owns)
+    std::free(p);
+}
+
+Expected<Tensor> Tensor::borrow(DType type, std::vector<int64_t> shape,
+                                void *data) {
+  std::optional<int64_t> numel = checkedNumElements(shape, dtypeSize(type));
+  if (!numel)
+    return Status::error(concat("invalid tensor shape ", formatShape(shape),
+                                " for ", dtypeName(type)));
+  if (!data && *numel > 0)
+    return Status::error(concat("a ", dtypeName(type), " ", formatShape(shape),
+                                " tensor has no data"));
+  Tensor t;
+  t.type = type;
+  t.dims = std::move(shape);
+  t.numel = *numel;
+  // Compiled code gets a non-null pointer even for an empty tensor.
+  static char emptyBuffer[kTensorAlignment];
+  t.buffer = std::unique_ptr<void, FreeDeleter>(data ? data : emptyBuffer,
+                                                FreeDeleter{false});
+  return t;
+}
 
 Expected<Tensor> Tensor::allocate(DType type, std::vector<int64_t> shape) {
   std::optional<int64_t> numel = checkedNumElements(shape, dtypeSize(type));

@@ -53,7 +53,7 @@ std::optional<int64_t> checkedNumElements(const std::vector<int64_t> &shape,
 /// code's vector loads assume).
 constexpr size_t kTensorAlignment = 64;
 
-/// A dense tensor that owns its buffer.
+/// A dense tensor that owns its buffer, or borrows a caller's (borrow).
 class Tensor {
 public:
   /// An empty f32 tensor of shape [0] with no buffer.
@@ -62,6 +62,12 @@ public:
   /// Allocates a zero-filled tensor. Fails on a negative dimension, on an
   /// overflowing size and when memory runs out.
   static Expected<Tensor> allocate(DType type, std::vector<int64_t> shape);
+  /// A tensor over `data`, which the caller owns and keeps alive (a dense
+  /// row-major buffer of the shape's bytes; any alignment): the C API's
+  /// zero-copy view of a caller's array. Fails on a negative dimension, an
+  /// overflowing size, or null data for a non-empty shape.
+  static Expected<Tensor> borrow(DType type, std::vector<int64_t> shape,
+                                 void *data);
 
   DType dtype() const { return type; }
   const std::vector<int64_t> &shape() const { return dims; }
@@ -93,6 +99,10 @@ public:
 
 private:
   struct FreeDeleter {
+    /// `owns` is false for a borrowed buffer.
+    FreeDeleter() : owns(true) {}
+    explicit FreeDeleter(bool owns) : owns(owns) {}
+    bool owns;
     void operator()(void *p) const;
   };
 

@@ -31,6 +31,12 @@ config.substitutions.insert(0, ("%python", config.hkt_python))
 config.substitutions.insert(0, ("%reference", reference_dir))
 config.substitutions.insert(
     0, ("%examples", os.path.join(config.hkt_src_root, "examples")))
+# The Python package and the C API library it loads (test/Python).
+config.substitutions.insert(
+    0, ("%hkt_python_package", os.path.join(config.hkt_src_root, "python")))
+config.substitutions.insert(
+    0, ("%hkt_runtime_library",
+        os.path.join(config.hkt_obj_root, "lib", "libhkt_runtime.so")))
 
 tool_dirs = [config.hkt_tools_dir, config.llvm_tools_dir]
 # hkt-fuzz-*: the fuzz targets of test/fuzz, run over files (FuzzerMain.cpp).

@@ -43,6 +43,29 @@ TEST(TensorTest, RefusesBadShapes) {
   EXPECT_FALSE(huge.ok());
 }
 
+// A borrowed buffer (the C API's zero-copy view) is the caller's: the
+// tensor reads and writes it in place and never frees it.
+TEST(TensorTest, BorrowedBufferIsTheCallers) {
+  std::vector<float> storage = {1, 2, 3, 4, 5, 6};
+  {
+    auto t = Tensor::borrow(DType::F32, {2, 3}, storage.data());
+    ASSERT_TRUE(t.ok()) << t.message();
+    EXPECT_EQ(t->data(), storage.data());
+    EXPECT_EQ(t->describe(), "f32 [2,3]");
+    t->dataAs<float>()[4] = 50;
+    Tensor moved = std::move(*t);
+    EXPECT_EQ(moved.data(), storage.data());
+  } // freeing the caller's vector here would crash under ASan
+  EXPECT_EQ(storage[4], 50);
+  auto empty = Tensor::borrow(DType::I32, {0, 3}, nullptr);
+  ASSERT_TRUE(empty.ok()) << empty.message();
+  EXPECT_NE(empty->data(), nullptr);
+  auto none = Tensor::borrow(DType::F32, {2}, nullptr);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.message(), "a f32 [2] tensor has no data");
+  EXPECT_FALSE(Tensor::borrow(DType::F32, {-1}, storage.data()).ok());
+}
+
 TEST(TensorTest, DTypeNames) {
   EXPECT_EQ(parseDTypeName("i64"), DType::I64);
   EXPECT_EQ(parseDTypeName("bf16"), std::nullopt);
