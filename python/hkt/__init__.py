@@ -2,6 +2,7 @@
 
     import hkt
     m = hkt.load("layer-module")            # a directory hkt-compile wrote
+    m = hkt.compile_layer(config, max_seq_len=4096, backward=True)  # cached
     y = m.layer(x, params=weights)          # numpy in, numpy out, no copies
     grads = m.layer_grad(x, dy, params=weights)   # a dict of results
 
@@ -24,7 +25,8 @@ import numpy as np
 from . import _capi
 from ._capi import Error
 
-__all__ = ["load", "Module", "Entry", "Error"]
+__all__ = ["load", "compile_layer", "compile_model", "Module", "Entry",
+           "Error"]
 
 _NUMPY_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
                  "i64": np.int64}
@@ -211,3 +213,6 @@ class Module:
 def load(directory):
     """Opens a module directory written by hkt-compile."""
     return Module(directory)
+
+
+from .compile import compile_layer, compile_model  # noqa: E402

@@ -150,3 +150,32 @@ def test_refusals_name_the_argument(layer, rng):
         layer.forward
     with pytest.raises(hkt.Error, match=r"manifest"):
         hkt.load("/nonexistent-module-dir")
+
+
+def test_compile_layer_is_cached(tmp_path, monkeypatch, rng):
+    """hkt.compile_layer compiles into $HKT_CACHE_DIR once: a second call
+    with the same config opens the module without running hkt-compile, and
+    another config is another module."""
+    monkeypatch.setenv("HKT_CACHE_DIR", str(tmp_path / "cache"))
+    config = dict(CONFIG, batch=1, seq_len=24)
+    m = hkt.compile_layer(config)
+    x = rng.standard_normal((1, 24, CONFIG["dim"])).astype(np.float32)
+    params = R.random_params(rng, reference_cfg(), CONFIG["dim"])
+    ref = R.hkt_layer(x.astype(np.float64),
+                      {k: v.astype(np.float64) for k, v in params.items()},
+                      reference_cfg())
+    assert rel(m.layer(x, params=params), ref) < 1e-4
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("hkt-compile ran for a cached module")
+    monkeypatch.setattr(subprocess, "run", no_compile)
+    again = hkt.compile_layer(dict(config))
+    assert again.directory == m.directory
+    with pytest.raises(AssertionError, match="ran for a cached module"):
+        hkt.compile_layer(dict(config, causal=False))
+    monkeypatch.undo()
+    entries = sorted(os.listdir(tmp_path / "cache"))
+    assert len(entries) == 1 and entries[0].startswith("layer-")
+    with pytest.raises(hkt.Error, match=r"hkt-compile failed: .*heads"):
+        hkt.compile_layer(dict(config, heads=3))
+    assert sorted(os.listdir(tmp_path / "cache")) == entries
