@@ -14,8 +14,9 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
   nlohmann-json3-dev libgtest-dev libomp-dev zlib1g-dev libzstd-dev
   python3 python3-numpy
-  # The Python package's tests (python/tests, test/Python).
-  python3-pytest
+  # The Python package's tests (python/tests, test/Python): pytest, and
+  # Debian's PyTorch 1.13 for hkt.torch.
+  python3-pytest python3-torch
   # The training tasks and the experiment's plots (docs/tasks.md, docs/results.md).
   dataset-fashion-mnist python3-matplotlib
 )
