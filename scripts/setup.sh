@@ -47,3 +47,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 # Two cores here; say so explicitly so CI machines with more do not oversubscribe memory.
 cmake --build "$build" -j "${HKT_JOBS:-$(nproc)}"
+# PyTorch 2.x for the custom-operator tests (not for a sanitizer build).
+if [ -z "${HKT_SANITIZE:-}" ]; then
+  "$root/scripts/torch-venv.sh" "$build/torch-venv"
+fi

@@ -37,6 +37,11 @@ config.substitutions.insert(
 config.substitutions.insert(
     0, ("%hkt_runtime_library",
         os.path.join(config.hkt_obj_root, "lib", "libhkt_runtime.so")))
+# PyTorch 2.x (scripts/torch-venv.sh, from scripts/setup.sh) for the custom
+# operators and torch.compile; Debian's 1.13 (%python) for the rest.
+config.substitutions.insert(
+    0, ("%hkt_torch2_python",
+        os.path.join(config.hkt_obj_root, "torch-venv", "bin", "python")))
 
 tool_dirs = [config.hkt_tools_dir, config.llvm_tools_dir]
 # hkt-fuzz-*: the fuzz targets of test/fuzz, run over files (FuzzerMain.cpp).

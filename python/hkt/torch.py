@@ -7,16 +7,20 @@
 
 HKTAttention compiles its layer once (hkt.compile_layer, cached) for every
 batch up to `max_batch` and every length up to `max_seq_len`; its forward
-calls the module's `layer` entry and its backward the `layer_grad` entry,
-through a torch.autograd.Function (any PyTorch from 1.13). Tensors cross as
+calls the module's `layer` entry and its backward the `layer_grad` entry:
+custom operators hkt::layer and hkt::layer_grad with PyTorch >= 2.4 (so
+torch.compile(fullgraph=True) traces through them), a torch.autograd.Function
+before (Debian's 1.13). Tensors cross as
 numpy views of their memory, without copies. Its parameters carry SPEC's
 names and initialisation, so `state_dict()` holds wq, wk, wv, wo, down_w,
 down_b, theta, conv_u and gamma; `load_state_dict` of an hkt-run checkpoint's
 layer (keys `layers.i.attn.*` with the prefix stripped) gives the same layer.
 """
-import numpy as np
+from typing import List, Optional
+
 import torch
 
+from . import load
 from .compile import compile_layer
 
 _DEFAULTS = {"levels": 3, "stride": 2, "kernel": 3, "conv_kernel": 3,
@@ -47,26 +51,98 @@ def _numpy(t):
     return t.detach().numpy()
 
 
+_modules = {}
+
+
+def _module(directory):
+    """The loaded module of a directory (opened once per process)."""
+    if directory not in _modules:
+        _modules[directory] = load(directory)
+    return _modules[directory]
+
+
+def _parameters(module, params):
+    names = [a["name"] for a in module.layer.args if a["role"] == "parameter"]
+    return dict(zip(names, (_numpy(p) for p in params)))
+
+
+def _lengths(lengths):
+    return None if lengths is None else _numpy(lengths)
+
+
+def _forward(directory, x, params, lengths):
+    m = _module(directory)
+    return torch.from_numpy(m.layer(_numpy(x), params=_parameters(m, params),
+                                    lengths=_lengths(lengths)))
+
+
+def _backward(directory, x, dy, params, lengths):
+    """[dx, d<param>...] from the layer_grad entry."""
+    m = _module(directory)
+    grads = m.layer_grad(_numpy(x), dy=_numpy(dy), lengths=_lengths(lengths),
+                         params=_parameters(m, params))
+    names = [a["name"] for a in m.layer.args if a["role"] == "parameter"]
+    return [torch.from_numpy(grads["dx"])] + [
+        torch.from_numpy(grads["d" + n]) for n in names]
+
+
 class _Layer(torch.autograd.Function):
-    """y = layer(x, params); dx and every parameter's gradient from
-    layer_grad (forward recomputed there, as FlashAttention does)."""
+    """PyTorch before 2.4: y = layer(x, params); dx and every parameter's
+    gradient from layer_grad (the forward recomputed there, as
+    FlashAttention does)."""
 
     @staticmethod
-    def forward(ctx, module, names, lengths, x, *params):
-        ctx.module, ctx.names, ctx.lengths = module, names, lengths
+    def forward(ctx, directory, lengths, x, *params):
+        ctx.directory, ctx.lengths = directory, lengths
         ctx.save_for_backward(x, *params)
-        y = module.layer(_numpy(x), lengths=lengths,
-                         params={n: _numpy(p) for n, p in zip(names, params)})
-        return torch.from_numpy(y)
+        return _forward(directory, x, params, lengths)
 
     @staticmethod
     def backward(ctx, dy):
         x, *params = ctx.saved_tensors
-        grads = ctx.module.layer_grad(
-            _numpy(x), dy=_numpy(dy.contiguous()), lengths=ctx.lengths,
-            params={n: _numpy(p) for n, p in zip(ctx.names, params)})
-        return (None, None, None, torch.from_numpy(grads["dx"]),
-                *[torch.from_numpy(grads["d" + n]) for n in ctx.names])
+        grads = _backward(ctx.directory, x, dy.contiguous(), params, ctx.lengths)
+        return (None, None, *grads)
+
+
+# PyTorch >= 2.4: the entries as custom operators, hkt::layer and
+# hkt::layer_grad, with fake (shape) functions and autograd, so that
+# torch.compile(fullgraph=True) traces through them without a graph break.
+CUSTOM_OPS = hasattr(torch.library, "custom_op")
+if CUSTOM_OPS:
+    @torch.library.custom_op("hkt::layer", mutates_args=())
+    def layer_op(directory: str, x: torch.Tensor, params: List[torch.Tensor],
+                 lengths: Optional[torch.Tensor]) -> torch.Tensor:
+        return _forward(directory, x, params, lengths)
+
+    @layer_op.register_fake
+    def _(directory, x, params, lengths):
+        return torch.empty_like(x)
+
+    @torch.library.custom_op("hkt::layer_grad", mutates_args=())
+    def layer_grad_op(directory: str, x: torch.Tensor, dy: torch.Tensor,
+                      params: List[torch.Tensor],
+                      lengths: Optional[torch.Tensor]) -> List[torch.Tensor]:
+        return _backward(directory, x, dy, params, lengths)
+
+    @layer_grad_op.register_fake
+    def _(directory, x, dy, params, lengths):
+        return [torch.empty_like(x)] + [torch.empty_like(p) for p in params]
+
+    def _setup_context(ctx, inputs, output):
+        directory, x, params, lengths = inputs
+        ctx.directory = directory
+        ctx.has_lengths = lengths is not None
+        ctx.save_for_backward(x, *params,
+                              *([lengths] if lengths is not None else []))
+
+    def _layer_backward(ctx, dy):
+        saved = list(ctx.saved_tensors)
+        lengths = saved.pop() if ctx.has_lengths else None
+        x, params = saved[0], saved[1:]
+        grads = layer_grad_op(ctx.directory, x, dy.contiguous(), params, lengths)
+        return None, grads[0], list(grads[1:]), None
+
+    layer_op.register_autograd(_layer_backward, setup_context=_setup_context)
 
 
 class HKTAttention(torch.nn.Module):
@@ -85,7 +161,16 @@ class HKTAttention(torch.nn.Module):
             self.register_parameter(
                 name, torch.nn.Parameter(torch.empty(shape, dtype=torch.float32)))
         self.reset_parameters()
-        self._module = None
+        # Compiled (or found in the cache) now, not at the first call: under
+        # torch.compile the forward must not run the compiler.
+        self.directory = compile_layer(
+            dict(self.config, batch=None, seq_len=None), backward=True,
+            max_seq_len=max_seq_len, max_batch=max_batch).directory
+        compiled = [a["name"] for a in _module(self.directory).layer.args
+                    if a["role"] == "parameter"]
+        if compiled != self.names:
+            raise RuntimeError("hkt.torch: the compiled layer's parameters are "
+                               "%s, expected %s" % (compiled, self.names))
 
     def reset_parameters(self):
         """SPEC's initialisation: matrices N(0, 0.02), biases 0, down_w's
@@ -102,22 +187,16 @@ class HKTAttention(torch.nn.Module):
             if hasattr(self, "gamma"):
                 self.gamma.fill_(2.0)
 
-    def compiled(self):
-        """The compiled module (compiled on first use, then cached)."""
-        if self._module is None:
-            self._module = compile_layer(
-                dict(self.config, batch=None, seq_len=None), backward=True,
-                max_seq_len=self.max_seq_len, max_batch=self.max_batch)
-        return self._module
-
     def forward(self, x, lengths=None):
         """x: B x T x dim float32 (B <= max_batch, T <= max_seq_len);
         lengths: B key lengths (int32), or None for every key."""
+        params = [getattr(self, n) for n in self.names]
         if lengths is not None:
-            lengths = _numpy(torch.as_tensor(lengths, dtype=torch.int32))
-        return _Layer.apply(self.compiled(), self.names, lengths,
-                            x.contiguous(),
-                            *[getattr(self, n) for n in self.names])
+            lengths = torch.as_tensor(lengths, dtype=torch.int32)
+        if CUSTOM_OPS:
+            return torch.ops.hkt.layer(self.directory, x.contiguous(), params,
+                                       lengths)
+        return _Layer.apply(self.directory, lengths, x.contiguous(), *params)
 
     def extra_repr(self):
         return ", ".join("%s=%s" % kv for kv in sorted(self.config.items()))
