@@ -168,7 +168,7 @@ def test_training_follows_the_reference_layer(rng):
             loss = torch.nn.functional.cross_entropy(model(tokens), labels)
             loss.backward()
             opt.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
         return losses
 
     ours, theirs = train(compiled, 50), train(reference, 5)
