@@ -25,8 +25,8 @@ import numpy as np
 from . import _capi
 from ._capi import Error
 
-__all__ = ["load", "compile_layer", "compile_model", "Module", "Entry",
-           "Error"]
+__all__ = ["load", "compile_layer", "compile_model", "read_safetensors",
+           "Module", "Entry", "Error"]
 
 _NUMPY_DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
                  "i64": np.int64}
@@ -213,6 +213,27 @@ class Module:
 def load(directory):
     """Opens a module directory written by hkt-compile."""
     return Module(directory)
+
+
+def read_safetensors(path):
+    """The tensors of a safetensors file (an hkt-run checkpoint: parameters
+    under SPEC's names, AdamW moments under adam.m. / adam.v.) as numpy
+    arrays, by name."""
+    dtypes = {"F32": np.float32, "F64": np.float64, "I32": np.int32,
+              "I64": np.int64}
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(data[8 + n + begin:8 + n + end],
+                                  dtype=dtypes[info["dtype"]]).reshape(
+                                      info["shape"]).copy()
+    return out
 
 
 from .compile import compile_layer, compile_model  # noqa: E402

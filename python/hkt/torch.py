@@ -200,3 +200,84 @@ class HKTAttention(torch.nn.Module):
 
     def extra_repr(self):
         return ", ".join("%s=%s" % kv for kv in sorted(self.config.items()))
+
+
+class _FeedForward(torch.nn.Module):
+    def __init__(self, dim, ffn):
+        super().__init__()
+        self.w1 = torch.nn.Parameter(torch.empty(dim, ffn))
+        self.b1 = torch.nn.Parameter(torch.zeros(ffn))
+        self.w2 = torch.nn.Parameter(torch.empty(ffn, dim))
+        self.b2 = torch.nn.Parameter(torch.zeros(dim))
+        with torch.no_grad():
+            self.w1.normal_(0.0, 0.02)
+            self.w2.normal_(0.0, 0.02)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(x @ self.w1 + self.b1, approximate="tanh")
+        return h @ self.w2 + self.b2
+
+
+class _Block(torch.nn.Module):
+    def __init__(self, config, max_batch):
+        super().__init__()
+        D = config["dim"]
+        self.ln1 = torch.nn.LayerNorm(D, eps=1e-5)
+        self.attn = HKTAttention(
+            {k: config[k] for k in ("dim", "heads", "levels", "stride",
+                                    "kernel", "conv_kernel", "hybrid",
+                                    "causal")},
+            max_seq_len=config["max_len"], max_batch=max_batch)
+        self.ln2 = torch.nn.LayerNorm(D, eps=1e-5)
+        self.ffn = _FeedForward(D, config["ffn"])
+
+    def forward(self, x, lengths):
+        x = x + self.attn(self.ln1(x), lengths)
+        return x + self.ffn(self.ln2(x))
+
+
+class _Head(torch.nn.Module):
+    def __init__(self, dim, classes):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.empty(dim, classes).normal_(0.0, 0.02))
+        self.b = torch.nn.Parameter(torch.zeros(classes))
+
+    def forward(self, x):
+        return x @ self.w + self.b
+
+
+class Classifier(torch.nn.Module):
+    """SPEC's classifier (a model config: vocab, max_len, dim, heads, layers,
+    levels, ..., ffn, classes) in PyTorch with HKTAttention layers, its
+    parameters under SPEC's names: `load_state_dict(hkt.read_safetensors(
+    CHECKPOINT))` takes an hkt-run checkpoint's weights (strict=False skips
+    its AdamW moments), and `forward(tokens)` gives the logits the compiled
+    model's `logits` entry gives. Rows end at their first 0 token."""
+
+    def __init__(self, config, max_batch=64):
+        super().__init__()
+        D = config["dim"]
+        self.embed = torch.nn.Parameter(
+            torch.empty(config["vocab"], D).normal_(0.0, 0.02))
+        self.pos = torch.nn.Parameter(
+            torch.empty(config["max_len"], D).normal_(0.0, 0.02))
+        self.layers = torch.nn.ModuleList(
+            [_Block(config, max_batch) for _ in range(config["layers"])])
+        self.ln_f = torch.nn.LayerNorm(D, eps=1e-5)
+        self.head = _Head(D, config["classes"])
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        nonzero = tokens != 0
+        lengths = torch.where(nonzero.all(dim=1), torch.tensor(T),
+                              nonzero.int().argmin(dim=1))
+        if bool((lengths == 0).any()):
+            raise ValueError("a row starts with the padding token 0 (its "
+                             "length would be 0)")
+        x = self.embed[tokens.long()] + self.pos[:T]
+        for block in self.layers:
+            x = block(x, lengths.to(torch.int32))
+        x = self.ln_f(x)
+        valid = (torch.arange(T)[None, :] < lengths[:, None]).to(x.dtype)
+        pooled = (x * valid[..., None]).sum(1) / lengths[:, None].to(x.dtype)
+        return self.head(pooled)

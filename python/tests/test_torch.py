@@ -104,7 +104,7 @@ def test_a_model_trains(rng):
         loss = torch.nn.functional.cross_entropy(model(tokens), labels)
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert all(np.isfinite(losses))
     # A batch of four memorised: the loss falls well below its start.
     assert losses[-1] < 0.5 * losses[0], losses
@@ -175,3 +175,47 @@ def test_training_follows_the_reference_layer(rng):
     for a, b in zip(ours[:5], theirs):
         assert abs(a - b) <= 1e-4 * max(abs(b), 1.0), (ours[:5], theirs)
     assert np.mean(ours[-5:]) < 0.5 * np.mean(ours[:5]), ours
+
+
+def test_checkpoint_gives_the_compiled_models_logits(tmp_path, rng):
+    """An hkt-run checkpoint loads into hkt.torch.Classifier (SPEC's model in
+    PyTorch on HKTAttention) and gives the logits of the compiled model's
+    `logits` entry, through hkt-run and through the package."""
+    import json
+    import subprocess
+
+    import hkt
+    from hkt.torch import Classifier
+    model = {"vocab": 10, "max_len": 32, "dim": 16, "heads": 2, "layers": 2,
+             "levels": 3, "stride": 2, "kernel": 3, "conv_kernel": 3,
+             "hybrid": True, "causal": True, "ffn": 32, "classes": 4}
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    compile_tool = os.environ.get("HKT_COMPILE", "hkt-compile")
+    run_tool = os.path.join(os.path.dirname(compile_tool), "hkt-run") \
+        if os.path.dirname(compile_tool) else "hkt-run"
+    subprocess.run([compile_tool, "--model", str(tmp_path / "model.json"),
+                    "--max-batch", "4", "--inference", "-o", str(tmp_path / "m")],
+                   check=True)
+    subprocess.run([run_tool, "init", str(tmp_path / "m"), "--seed", "5",
+                    "--save", str(tmp_path / "w.safetensors")], check=True)
+    # Rows of their own lengths (0 pads the rest).
+    tokens = rng.integers(1, 10, size=(3, 29)).astype(np.int32)
+    for row, n in enumerate((29, 11, 3)):
+        tokens[row, n:] = 0
+    np.save(tmp_path / "t.npy", tokens)
+    subprocess.run([run_tool, str(tmp_path / "m"), "--entry", "logits", "--quiet",
+                    "--params", str(tmp_path / "w.safetensors"), "--input",
+                    "tokens=%s" % (tmp_path / "t.npy"), "--output",
+                    "logits=%s" % (tmp_path / "l.npy")], check=True)
+    want = np.load(tmp_path / "l.npy")
+    weights = hkt.read_safetensors(tmp_path / "w.safetensors")
+    ours = Classifier(model, max_batch=4)
+    missing, unexpected = ours.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in weights.items()}, strict=False)
+    assert not missing and not [u for u in unexpected if not u.startswith("adam.")]
+    with torch.no_grad():
+        got = ours(torch.from_numpy(tokens)).numpy()
+    assert got.shape == want.shape == (3, 4)
+    assert rel(got, want) < 1e-4
+    direct = hkt.load(tmp_path / "m").logits(tokens, params=weights)
+    assert rel(direct, want) < 1e-6
