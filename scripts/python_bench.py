@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""What the Python package adds to a compiled layer's time: HKTAttention's
+forward and forward + backward (PyTorch module, autograd) against `hkt-run
+--bench` of the same module's `layer` and `layer_grad` entries, and against
+the package called directly (hkt.Module, numpy). B = 1, D = 512, H = 8,
+L = 3, hybrid, causal, f32; one module compiled for every length up to the
+largest size; medians of --repeat calls after a warm-up, the three timed in
+turn, --rounds times (the best median of each kept: a shared machine).
+
+  PYTHONPATH=python python3 scripts/python_bench.py [--sizes 1024,4096]
+
+Prints a markdown table; the target is an overhead of at most 3%. The
+forward + backward is compared with `layer` + `layer_grad`: autograd needs
+the forward's output, and `layer_grad` recomputes the forward (it takes no
+saved state), so that is the work HKTAttention does.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from hkt.torch import HKTAttention  # noqa: E402
+
+CONFIG = {"dim": 512, "heads": 8, "levels": 3, "stride": 2, "kernel": 3,
+          "conv_kernel": 3, "hybrid": True, "causal": True}
+
+
+def median_ms(fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def hkt_run_ms(directory, entry, T, repeat, threads):
+    tool = os.path.join(HERE, "..", "build", "bin", "hkt-run")
+    p = subprocess.run([tool, directory, "--entry", entry, "--random", "1",
+                        "--size", "T=%d" % T, "--size", "B=1", "--bench",
+                        str(repeat), "--threads", str(threads), "--quiet"],
+                       stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])["median_ms"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1024,4096")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    torch.set_num_threads(args.threads)
+    attn = HKTAttention(CONFIG, max_seq_len=max(sizes), max_batch=1)
+    from hkt.torch import _module
+    module = _module(attn.directory)
+    params = {n: p.detach().numpy() for n, p in attn.named_parameters()}
+    rows = []
+    for T in sizes:
+        x = torch.randn(1, T, 512)
+        xg = x.clone().requires_grad_(True)
+        dy = torch.randn(1, T, 512)
+
+        def fwd():
+            with torch.no_grad():
+                attn(x)
+
+        def both():
+            attn.zero_grad()
+            attn(xg).backward(dy)
+
+        def direct():
+            module.layer(x.numpy(), params=params)
+
+        best = {}
+        for _ in range(args.rounds):
+            for key, value in (
+                    ("run_fwd", lambda: hkt_run_ms(attn.directory, "layer", T,
+                                                   args.repeat, args.threads)),
+                    ("torch_fwd", lambda: median_ms(fwd, args.repeat)),
+                    ("direct_fwd", lambda: median_ms(direct, args.repeat)),
+                    ("run_both", lambda: hkt_run_ms(attn.directory, "layer_grad",
+                                                    T, args.repeat, args.threads)),
+                    ("torch_both", lambda: median_ms(both, args.repeat))):
+                v = value()
+                best[key] = min(best.get(key, v), v)
+        rows.append((T, best))
+        print("T=%d %s" % (T, json.dumps(best)), file=sys.stderr, flush=True)
+    print("- command: " + " ".join(sys.argv))
+    print("- torch %s, %d threads; medians of %d calls, best of %d rounds"
+          % (torch.__version__, args.threads, args.repeat, args.rounds))
+    print()
+    print("| T | hkt-run layer ms | hkt.Module ms | HKTAttention fwd ms | overhead | "
+          "hkt-run layer + layer_grad ms | HKTAttention fwd+bwd ms | overhead |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for T, b in rows:
+        run_both = b["run_fwd"] + b["run_both"]
+        print("| %d | %.2f | %.2f | %.2f | %+.1f%% | %.2f | %.2f | %+.1f%% |" % (
+            T, b["run_fwd"], b["direct_fwd"], b["torch_fwd"],
+            100 * (b["torch_fwd"] / b["run_fwd"] - 1), run_both,
+            b["torch_both"], 100 * (b["torch_both"] / run_both - 1)))
+
+
+if __name__ == "__main__":
+    main()
