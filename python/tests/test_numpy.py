@@ -20,7 +20,6 @@ sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 import hkt  # noqa: E402
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
-from hkt_seed import pick_seed  # noqa: E402
 
 BOUND = 96
 CONFIG = {"batch": 2, "seq_len": None, "dim": 16, "heads": 2, "levels": 3,
@@ -41,10 +40,6 @@ def layer(tmp_path_factory):
     return compile_layer(tmp_path_factory.mktemp("layer"), "layer", CONFIG,
                          "--max-seq-len", str(BOUND), "--backward")
 
-
-@pytest.fixture(scope="module")
-def rng():
-    return np.random.default_rng(pick_seed("test_numpy.py"))
 
 
 def reference_cfg():

@@ -19,22 +19,12 @@ sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
-from hkt_seed import pick_seed  # noqa: E402
 from torch_layer_grad import layer as reference_layer  # noqa: E402
 
 from hkt.torch import HKTAttention  # noqa: E402
 
 CONFIG = {"dim": 16, "heads": 2, "levels": 3, "causal": True}
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HKT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@pytest.fixture(scope="module")
-def rng():
-    return np.random.default_rng(pick_seed("test_torch.py"))
 
 
 def rel(a, b):
@@ -79,24 +69,9 @@ def test_forward_and_backward_match_reference(rng, T):
             np.abs(got[name] - want).max() < 1e-4 * scale, name
 
 
-class Classifier(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Embedding(8, 16)
-        self.layers = torch.nn.ModuleList(
-            [HKTAttention(CONFIG, max_seq_len=64, max_batch=4) for _ in range(2)])
-        self.head = torch.nn.Linear(16, 3)
-
-    def forward(self, tokens):
-        x = self.embed(tokens)
-        for layer in self.layers:
-            x = x + layer(x)
-        return self.head(x.mean(dim=1))
-
-
 def test_a_model_trains(rng):
     torch.manual_seed(int(rng.integers(1 << 31)))
-    model = Classifier()
+    model = TwoLayers(lambda: HKTAttention(CONFIG, max_seq_len=64, max_batch=4))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     tokens = torch.from_numpy(rng.integers(0, 8, size=(4, 20)).astype(np.int64))
     labels = torch.from_numpy(rng.integers(0, 3, size=4).astype(np.int64))

@@ -13,21 +13,11 @@ import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
-from hkt_seed import pick_seed  # noqa: E402
 
 import hkt.torch as ht  # noqa: E402
 
 CONFIG = {"dim": 16, "heads": 2, "levels": 3, "causal": True}
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("HKT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
-
-
-@pytest.fixture(scope="module")
-def rng():
-    return np.random.default_rng(pick_seed("test_torch_compile.py"))
 
 
 def test_this_pytorch_has_custom_ops():
