@@ -147,6 +147,10 @@ def gradient_errors(args, ref, aux, got_all, dens=None):
             # Round-off (float32's, and bf16's, whose same-signed
             # rounding errors add up) is relative to the sums of |terms|.
             den = max(den, np.linalg.norm(aux["down_b_scale"]))
+        if name == "down_w":
+            # ddown_w sums the same coarse gradients, each times its
+            # window's input: the same cancellation as ddown_b.
+            den = max(den, np.linalg.norm(aux["down_w_scale"]))
         if name == "gamma":
             # dgamma = beta (1 - beta) sum dO (attn - C) over every
             # position: dO has either sign and the sum cancels, and the

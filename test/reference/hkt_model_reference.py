@@ -350,9 +350,9 @@ def model_loss_and_grad(params, cfg, tokens, labels, return_input_grad=False,
     (float64, same shapes).  With return_input_grad, also returns the gradient
     with respect to the embedded input x = embed[tokens] + pos[:T] (B x T x D)
     as a third value.  A dict `scales` receives, for each layer's attention
-    gradients that are cancelling sums (theta, down_b, gamma), the scale of
+    gradients that are cancelling sums (theta, down_b, down_w, gamma), the scale of
     their terms (hkt_reference_grad's aux: theta_scale, down_b_scale,
-    gamma_scale), under the parameter's name."""
+    down_w_scale, gamma_scale), under the parameter's name."""
     cfg = parse_model_config(cfg)
     logits, st = _forward(params, cfg, tokens, keep=True)
     p, lengths, B, T = st["p"], st["lengths"], st["B"], st["T"]
@@ -394,7 +394,7 @@ def model_loss_and_grad(params, cfg, tokens, labels, return_input_grad=False,
             if name != "x":
                 g[pre + "attn." + name] = val
         if scales is not None:
-            for name in ("theta", "down_b", "gamma"):
+            for name in ("theta", "down_b", "down_w", "gamma"):
                 if name + "_scale" in aux and pre + "attn." + name in g:
                     scales[pre + "attn." + name] = aux[name + "_scale"]
         dln, g[pre + "ln1.weight"], g[pre + "ln1.bias"] = layer_norm_backward(

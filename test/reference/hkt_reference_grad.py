@@ -222,6 +222,7 @@ def backward_from_cache(c, dy):
         ddw = np.zeros_like(dw)
         ddb = np.zeros_like(p["down_b"])
         down_b_scale = np.zeros_like(p["down_b"])
+        down_w_scale = np.zeros_like(dw)
         for l in range(L - 1, 0, -1):
             gl = dxs[l]                                   # complete: level l+1 done
             xp = c["xs"][l - 1]
@@ -232,6 +233,8 @@ def backward_from_cache(c, dy):
                 # src is injective in t for a fixed m, so += by fancy index is exact
                 dxs[l - 1][:, src[ok], :] += dw[l - 1, :, m] * gl[:, ok, :]
                 ddw[l - 1, :, m] = (gl[:, ok, :] * xp[:, src[ok], :]).sum(axis=(0, 1))
+                down_w_scale[l - 1, :, m] = np.abs(
+                    gl[:, ok, :] * xp[:, src[ok], :]).sum(axis=(0, 1))
             ddb[l - 1] = gl.sum(axis=(0, 1))
             # The sum's terms: round-off is relative to them, not to the sum.
             down_b_scale[l - 1] = np.abs(gl).sum(axis=(0, 1))
@@ -242,6 +245,7 @@ def backward_from_cache(c, dy):
                theta_scale=theta_scale)
     if L > 1:
         aux["down_b_scale"] = down_b_scale
+        aux["down_w_scale"] = down_w_scale
     if cfg["hybrid"]:
         aux["gamma_scale"] = gamma_scale
     return g, aux

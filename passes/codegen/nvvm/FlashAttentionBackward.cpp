@@ -387,7 +387,9 @@ void KeyValueKernel::accumulateCoarseGradients() {
       Value other = toQuery ? coarseK[l] : coarseQ[l];
       Value dst = toQuery ? buf.dqueries[l] : buf.dkeys[l];
       Value base = toQuery ? qBase[l] : kBase[l];
-      int64_t limit = cast<MemRefType>(dst.getType()).getDimSize(1);
+      // The level's own length, read at run time where T is dynamic: the
+      // last tile's coarse rows reach past it.
+      Value limit = toQuery ? buf.size.queryRows[l] : buf.size.keyRows[l];
       forEachElement(rows, d, [&](Value r, Value k) {
         Value sum = cf(0.0f);
         for (int64_t o = 0; o < over; ++o) {
@@ -399,7 +401,7 @@ void KeyValueKernel::accumulateCoarseGradients() {
                                     sum);
         }
         Value row = add(base, r);
-        auto inside = scf::IfOp::create(b, lt(row, c(limit)), false);
+        auto inside = scf::IfOp::create(b, lt(row, limit), false);
         b.setInsertionPointToStart(&inside.getThenRegion().front());
         memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, sum, dst,
                                     ValueRange{batch, row, add(col0, k)});

@@ -139,3 +139,30 @@ func.func @backward(%q0: tensor<1x40x32xf32>, %q1: tensor<1x20x32xf32>, %k0: ten
   %dq:2, %dk:2, %dv = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) keys(%k0, %k1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) values(%v : tensor<1x40x32xf32>) grads(%do : tensor<1x40x32xf32>) stats(%lse, %delta : tensor<1x2x40xf32>, tensor<1x2x40xf32>) lengths(%len : tensor<1xi32>) outs(%zq0, %zq1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) key_grads(%zk0, %zk1 : tensor<1x40x32xf32>, tensor<1x20x32xf32>) value_grad(%zv : tensor<1x40x32xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x40x32xf32>, tensor<1x20x32xf32>), (tensor<1x40x32xf32>, tensor<1x20x32xf32>), tensor<1x40x32xf32>
   return %dq#0, %dq#1, %dk#0, %dk#1, %dv : tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>, tensor<1x20x32xf32>, tensor<1x40x32xf32>
 }
+
+// -----
+
+// A dynamic T: the coarse gradients' atomics stay inside each level's own
+// length, read from its buffer (the last tile's coarse rows reach past it).
+// CHECK-LABEL: func.func @backward_dynamic
+// CHECK-SAME: %[[Q0:[a-z0-9]+]]: tensor<1x?x32xf32>, %[[Q1:[a-z0-9]+]]: tensor<1x?x32xf32>, %[[K0:[a-z0-9]+]]: tensor<1x?x32xf32>, %[[K1:[a-z0-9]+]]: tensor<1x?x32xf32>
+// CHECK-DAG: %[[Q1B:.+]] = bufferization.to_buffer %[[Q1]]
+// CHECK-DAG: %[[K1B:.+]] = bufferization.to_buffer %[[K1]]
+// CHECK-DAG: %[[Q1ROWS:.+]] = memref.dim %[[Q1B]], %{{.+}} : memref<1x?x32xf32>
+// CHECK-DAG: %[[K1ROWS:.+]] = memref.dim %[[K1B]], %{{.+}} : memref<1x?x32xf32>
+// CHECK: gpu.launch {{.*}} function(@attention_bwd_dkdv)
+//   Each coarse row's sum (an fma per coarse row of the other side), then
+//   its atomic add where the row is inside the level.
+// CHECK: math.fma
+// CHECK: %[[QIN:.+]] = arith.cmpi ult, %[[QROW:.+]], %[[Q1ROWS]] : index
+// CHECK-NEXT: scf.if %[[QIN]] {
+// CHECK: memref.atomic_rmw addf %{{.+}}, %{{.+}}[%{{.+}}, %[[QROW]], %{{.+}}] : (f32, memref<1x?x32xf32>)
+// CHECK: math.fma
+// CHECK: %[[KIN:.+]] = arith.cmpi ult, %[[KROW:.+]], %[[K1ROWS]] : index
+// CHECK-NEXT: scf.if %[[KIN]] {
+// CHECK: memref.atomic_rmw addf %{{.+}}, %{{.+}}[%{{.+}}, %[[KROW]], %{{.+}}] : (f32, memref<1x?x32xf32>)
+// CHECK: gpu.launch {{.*}} function(@attention_bwd_dq)
+func.func @backward_dynamic(%q0: tensor<1x?x32xf32>, %q1: tensor<1x?x32xf32>, %k0: tensor<1x?x32xf32>, %k1: tensor<1x?x32xf32>, %v: tensor<1x?x32xf32>, %do: tensor<1x?x32xf32>, %lse: tensor<1x2x?xf32>, %delta: tensor<1x2x?xf32>, %len: tensor<1xi32>, %zq0: tensor<1x?x32xf32>, %zq1: tensor<1x?x32xf32>, %zk0: tensor<1x?x32xf32>, %zk1: tensor<1x?x32xf32>, %zv: tensor<1x?x32xf32>) -> (tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>) {
+  %dq:2, %dk:2, %dv = hkt.online_attention_backward ins(%q0, %q1 : tensor<1x?x32xf32>, tensor<1x?x32xf32>) keys(%k0, %k1 : tensor<1x?x32xf32>, tensor<1x?x32xf32>) values(%v : tensor<1x?x32xf32>) grads(%do : tensor<1x?x32xf32>) stats(%lse, %delta : tensor<1x2x?xf32>, tensor<1x2x?xf32>) lengths(%len : tensor<1xi32>) outs(%zq0, %zq1 : tensor<1x?x32xf32>, tensor<1x?x32xf32>) key_grads(%zk0, %zk1 : tensor<1x?x32xf32>, tensor<1x?x32xf32>) value_grad(%zv : tensor<1x?x32xf32>) {causal = true, factors = array<i64: 1, 2>} -> (tensor<1x?x32xf32>, tensor<1x?x32xf32>), (tensor<1x?x32xf32>, tensor<1x?x32xf32>), tensor<1x?x32xf32>
+  return %dq#0, %dq#1, %dk#0, %dk#1, %dv : tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>, tensor<1x?x32xf32>
+}
