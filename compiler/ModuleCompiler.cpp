@@ -63,6 +63,9 @@ validateOptions(Location loc, const CompileOptions &options) {
       options.precision != "bf16")
     return emitError(loc) << "unknown precision '" << options.precision
                           << "' (f32; tf32 or bf16 for the tensor cores)";
+  if (options.checkBounds && !emulation)
+    return emitError(loc) << "--check-bounds applies to --target "
+                             "gpu-emulation only";
   if (emulation && options.pipeline != kFusedPipeline)
     return emitError(loc) << "the gpu-emulation target has the NVVM path's "
                              "pipeline only";
@@ -105,6 +108,7 @@ void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
     gpu.precision = options.precision;
     gpu.chips = chips;
     gpu.cudaPath = options.cudaPath;
+    gpu.checkBounds = options.checkBounds;
     if (target == CodegenTarget::Nvvm)
       buildHktNvvmPipeline(pm, gpu);
     else

@@ -42,6 +42,9 @@ struct CompileOptions {
   std::vector<std::string> chips;
   /// nvvm / gpu-emulation: "f32" or "tf32" (tensor cores) for the attention.
   std::string precision = "f32";
+  /// gpu-emulation: every memref access checked at run time (an access out
+  /// of bounds aborts with the op's location).
+  bool checkBounds = false;
   /// nvvm: the CUDA toolkit (ptxas, fatbinary, libdevice).
   std::string cudaPath = kDefaultCudaPath.str();
   /// nvvm: print the PTX of every kernel here instead of writing a module.

@@ -76,6 +76,13 @@ struct NvvmPipelineOptions
   Option<std::string> cudaPath{
       *this, "cuda-path", llvm::cl::desc("The CUDA toolkit (for libdevice)"),
       llvm::cl::init(kDefaultCudaPath.str())};
+  Option<bool> checkBounds{
+      *this, "check-bounds",
+      llvm::cl::desc("gpu-emulation: check every memref access of the "
+                     "kernels and the host code at run time (upstream "
+                     "generate-runtime-verification); an access out of "
+                     "bounds aborts with the op and its location"),
+      llvm::cl::init(false)};
 };
 
 /// The NVVM pipeline: the fused layer as GPU kernels (the attention from
@@ -88,7 +95,10 @@ void buildHktNvvmPipeline(OpPassManager &pm,
 
 /// The NVVM path's kernels compiled for this CPU (hkt-nvvm-emulate-on-cpu),
 /// lowered to the LLVM dialect as the CPU pipelines are (the chips and
-/// cuda-path options are not used).
+/// cuda-path options are not used). With check-bounds, every memref access
+/// is checked at run time: what a GPU would do with an out-of-bounds
+/// address (a fault, or silently wrong memory) becomes an abort that names
+/// the op.
 void buildHktGpuEmulationPipeline(OpPassManager &pm,
                                   const NvvmPipelineOptions &options = {});
 

@@ -170,6 +170,10 @@ void mlir::hkt::buildHktGpuEmulationPipeline(
   addGpuKernels(pm, options.tileQ, options.tileK, options.precision,
                 /*cublasLt=*/false);
   pm.addPass(createHktNvvmEmulateOnCpuPass());
+  // After the emulation, when the kernels' shared arrays, fragments and
+  // global buffers are plain memrefs: each load, store and atomic checked.
+  if (options.checkBounds)
+    pm.addPass(createGenerateRuntimeVerificationPass());
   // bf16 conversions as integer arithmetic: x86 has no bf16 instructions
   // before AVX512-BF16, and the libgcc of Debian 12 no __truncsfbf2.
   arith::ArithExpandOpsPassOptions expand;

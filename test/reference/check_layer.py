@@ -431,20 +431,14 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
                    lengths, len_path, y_path, ref, extra, notes, head, seed,
                    B, T, D):
     head = "%s pipeline=%s" % (head, pipeline)
-    cmd = [args.hkt_compile, "--layer", layer_json, "-o", moddir,
-           "--pipeline", pipeline]
+    cmd = compile_cmd(args, pipeline, layer_json, moddir)
     if args.cpu:
-        cmd += ["--cpu", args.cpu]
         head = "%s cpu=%s" % (head, args.cpu)
     if args.target != "cpu":
-        cmd += ["--target", args.target]
         head = "%s target=%s" % (head, args.target)
     if args.precision != "f32":
-        cmd += ["--precision", args.precision]
         head = "%s precision=%s" % (head, args.precision)
     if args.tiles and pipeline == "fused":
-        tile_q, tile_k = args.tiles.split(",")
-        cmd += ["--tile-q", tile_q, "--tile-k", tile_k]
         head = "%s tiles=%s" % (head, args.tiles)
     if args.precompiled:
         moddir = args.precompiled

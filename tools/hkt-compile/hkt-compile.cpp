@@ -140,6 +140,12 @@ static cl::opt<std::string> precision(
              "(bf16 operands on mma.sync, f32 accumulation; docs/gpu.md "
              "gives their accuracy)"),
     cl::init("f32"), cl::cat(category));
+static cl::opt<bool> checkBounds(
+    "check-bounds",
+    cl::desc("--target gpu-emulation: check every memory access of the "
+             "kernels at run time; one out of bounds aborts with the op's "
+             "location (slower: for tests)"),
+    cl::cat(category));
 static cl::opt<bool> emitPTX(
     "emit-ptx",
     cl::desc("--target nvvm: print the PTX of every kernel and stop (no -o)"),
@@ -196,6 +202,8 @@ static std::string checkFlags() {
                emitPTX || kernelReport))
     return "--chip, --cuda-path, --emit-ptx and --kernel-report apply "
            "to --target nvvm only";
+  if (checkBounds && target != "gpu-emulation")
+    return "--check-bounds applies to --target gpu-emulation only";
   // The model's gradient and training-step entries are there unless
   // --inference, so the GPU's (bf16) backward is needed then too.
   bool gradients = backward || (!modelFile.empty() && !inferenceOnly);
@@ -296,6 +304,7 @@ compileOptionsFromFlags(const std::string &modelConfigJson,
   options.pipeline = pipeline;
   options.target = target;
   options.precision = precision;
+  options.checkBounds = checkBounds;
   options.chips.assign(chips.begin(), chips.end());
   if (!cudaPath.empty())
     options.cudaPath = cudaPath;

@@ -890,6 +890,10 @@ int main(int argc, char **argv) {
   // call spent 13% of its time zeroing fresh pages.
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Line-buffered even into a pipe: a module compiled with --check-bounds
+  // prints why it aborts (an out-of-bounds access) with printf, and abort()
+  // would drop a full buffer.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   // hkt-run init / train / eval / predict OUT ...: the model's training
   // driver (Training.cpp).
   if (argc >= 2 && hkt::run::isTrainingCommand(argv[1]))
