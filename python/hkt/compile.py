@@ -28,7 +28,11 @@ def compiler_path():
     package run from the source tree), else the PATH."""
     env = os.environ.get("HKT_COMPILE")
     if env:
-        return env
+        # A bare name is looked up on the PATH, as a shell would.
+        found = env if os.sep in env else shutil.which(env)
+        if not found or not os.path.exists(found):
+            raise FileNotFoundError("hkt: HKT_COMPILE=%s: no such program" % env)
+        return found
     here = os.path.dirname(os.path.abspath(__file__))
     built = os.path.normpath(os.path.join(here, "..", "..", "build", "bin",
                                           "hkt-compile"))
