@@ -248,6 +248,13 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             # both modules return is round-off, of tiles of 4 keys
             # statically and 64 dynamically): the reference bound is all
             # there is to assert of those.
+            # In bf16, 1e-4: the operands of the weights' GEMMs (dQ, dK, dV)
+            # are rounded to bf16 from f32 sums that the two modules add in
+            # another order (atomics in no fixed order, the rows one by one
+            # with a dynamic batch), so a few roundings go the other way, each
+            # 2^-8 of its element (measured 1.5e-5 on dwq, seed 333836647,
+            # against a single GEMM over B x T).
+            static_bound = 1e-4 if args.precision == "bf16" else 1e-5
             conditioned = [n for n in ref
                            if np.linalg.norm(ref[n]) >= 0.01 * dens[n]]
             bitwise = all(np.array_equal(got["dynamic"][n], got["static"][n])
@@ -257,7 +264,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             nonfinite = sorted(n for n, g in got["dynamic"].items()
                                if not np.isfinite(g).all())
             ok = (not nonfinite and all(e <= args.tol for e in errors.values())
-                  and worst_static <= 1e-5)
+                  and worst_static <= static_bound)
             line = "%s pipeline=%s max_seq_len=%d T=%d%s worst=d%s rel_err=%.3g vs_static=%s" % (
                 head, pipeline, N, T,
                 " max_batch=%d B=%d" % (args.max_batch, B) if args.max_batch else "",
@@ -270,9 +277,10 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
                 print(line + " OK")
             else:
                 failed = True
-                print(line + " FAIL (tol %g; static within 1e-5): %s%s" % (
-                    args.tol, " ".join("d%s=%.3g/%.3g" % (n, errors[n], vs_static[n])
-                                       for n in sorted(errors)),
+                print(line + " FAIL (tol %g; static within %g): %s%s" % (
+                    args.tol, static_bound,
+                    " ".join("d%s=%.3g/%.3g" % (n, errors[n], vs_static[n])
+                             for n in sorted(errors)),
                     "".join(" non-finite d%s" % n for n in nonfinite)))
     return 1 if failed else 0
 
