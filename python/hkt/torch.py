@@ -43,11 +43,11 @@ def parameter_shapes(config):
     return shapes
 
 
-def _numpy(t):
+def _numpy(t, name):
     """A view of a CPU tensor's memory (detached: autograd is ours)."""
     if t.device.type != "cpu":
-        raise ValueError("hkt.torch: a %s tensor; this module runs on the CPU "
-                         "(pass CPU tensors)" % t.device.type)
+        raise ValueError("hkt.torch: argument '%s' is a %s tensor; this module "
+                         "runs on the CPU (pass CPU tensors)" % (name, t.device.type))
     return t.detach().numpy()
 
 
@@ -63,23 +63,23 @@ def _module(directory):
 
 def _parameters(module, params):
     names = [a["name"] for a in module.layer.args if a["role"] == "parameter"]
-    return dict(zip(names, (_numpy(p) for p in params)))
+    return {n: _numpy(p, n) for n, p in zip(names, params)}
 
 
 def _lengths(lengths):
-    return None if lengths is None else _numpy(lengths)
+    return None if lengths is None else _numpy(lengths, "lengths")
 
 
 def _forward(directory, x, params, lengths):
     m = _module(directory)
-    return torch.from_numpy(m.layer(_numpy(x), params=_parameters(m, params),
+    return torch.from_numpy(m.layer(_numpy(x, "x"), params=_parameters(m, params),
                                     lengths=_lengths(lengths)))
 
 
 def _backward(directory, x, dy, params, lengths):
     """[dx, d<param>...] from the layer_grad entry."""
     m = _module(directory)
-    grads = m.layer_grad(_numpy(x), dy=_numpy(dy), lengths=_lengths(lengths),
+    grads = m.layer_grad(_numpy(x, "x"), dy=_numpy(dy, "dy"), lengths=_lengths(lengths),
                          params=_parameters(m, params))
     names = [a["name"] for a in m.layer.args if a["role"] == "parameter"]
     return [torch.from_numpy(grads["dx"])] + [

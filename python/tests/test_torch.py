@@ -90,11 +90,21 @@ def test_a_model_trains(rng):
         assert p.grad is not None and float(p.grad.abs().sum()) > 0, name
 
 
-def test_wrong_dtype_is_refused():
+def test_refusals_name_the_argument():
     attn = HKTAttention(CONFIG, max_seq_len=64, max_batch=4)
     x = torch.zeros(1, 4, 16, dtype=torch.float64)
     with pytest.raises(Exception, match=r"argument 'x' is float64, the module takes float32"):
         attn(x)
+    with pytest.raises(Exception, match=r"argument 'x' is float16, the module takes float32"):
+        attn(torch.zeros(1, 4, 16, dtype=torch.float16))
+    # A tensor on another device (a CUDA one on a GPU machine; "meta" runs
+    # the same check here) for a CPU module.
+    with pytest.raises(Exception, match=r"argument 'x' is a meta tensor; this module runs on the CPU"):
+        attn(torch.zeros(1, 4, 16, device="meta"))
+    with pytest.raises(Exception, match=r"input 'x' has size 65 in dimension 1 \('T'\), above its bound 64"):
+        attn(torch.zeros(1, 65, 16))
+    with pytest.raises(Exception, match=r"input 'x' has shape \[1,4,15\], expected \[B<=4,T<=64,16\]"):
+        attn(torch.zeros(1, 4, 15))
 
 
 class ReferenceAttention(torch.nn.Module):
