@@ -2,12 +2,16 @@
 """What the Python package adds to a compiled layer's time: HKTAttention's
 forward and forward + backward (PyTorch module, autograd) against `hkt-run
 --bench` of the same module's `layer` and `layer_grad` entries, and against
-the package called directly (hkt.Module, numpy). B = 1, D = 512, H = 8,
-L = 3, hybrid, causal, f32; one module compiled for every length up to the
-largest size; medians of --repeat calls after a warm-up, the three timed in
-turn, --rounds times (the best median of each kept: a shared machine).
+the package called directly (hkt.Module, numpy); and, with PyTorch 2.x,
+beside PyTorch's fastest form of the same layer in the same training step:
+one scaled_dot_product_attention over the levels' concatenated features
+(scripts/torch_layer_grad.py's layer_concat_sdpa), forward + backward by
+autograd, same weights. B = 1, D = 512, H = 8, L = 3, hybrid, causal, f32;
+one module compiled for every length up to the largest size; medians of
+--repeat calls after a warm-up, all timed in turn, --rounds times (the best
+median of each kept: a shared machine).
 
-  PYTHONPATH=python python3 scripts/python_bench.py [--sizes 1024,4096]
+  PYTHONPATH=python build/torch-venv/bin/python scripts/python_bench.py [--sizes 1024,4096]
 
 Prints a markdown table; the target is an overhead of at most 3%. The
 forward + backward is compared with `layer` + `layer_grad`: autograd needs
@@ -27,10 +31,12 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
 from hkt.torch import HKTAttention  # noqa: E402
+import torch_layer_grad  # noqa: E402
 
-CONFIG = {"dim": 512, "heads": 8, "levels": 3, "stride": 2, "kernel": 3,
-          "conv_kernel": 3, "hybrid": True, "causal": True}
+CONFIG = {"levels": 3, "stride": 2, "kernel": 3, "conv_kernel": 3,
+          "hybrid": True, "causal": True}
 
 
 def median_ms(fn, repeat):
@@ -58,19 +64,25 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dim", type=int, default=512)
+    ap.add_argument("--heads", type=int, default=8)
     args = ap.parse_args()
+    config = dict(CONFIG, dim=args.dim, heads=args.heads)
+    D = args.dim
+    concat = hasattr(torch.nn.functional, "scaled_dot_product_attention")
     sizes = [int(s) for s in args.sizes.split(",")]
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     torch.set_num_threads(args.threads)
-    attn = HKTAttention(CONFIG, max_seq_len=max(sizes), max_batch=1)
+    attn = HKTAttention(config, max_seq_len=max(sizes), max_batch=1)
+    named = dict(attn.named_parameters())
     from hkt.torch import _module
     module = _module(attn.directory)
     params = {n: p.detach().numpy() for n, p in attn.named_parameters()}
     rows = []
     for T in sizes:
-        x = torch.randn(1, T, 512)
+        x = torch.randn(1, T, D)
         xg = x.clone().requires_grad_(True)
-        dy = torch.randn(1, T, 512)
+        dy = torch.randn(1, T, D)
 
         def fwd():
             with torch.no_grad():
@@ -83,6 +95,12 @@ def main():
         def direct():
             module.layer(x.numpy(), params=params)
 
+        def sdpa_both():
+            for p in named.values():
+                p.grad = None
+            xg.grad = None
+            torch_layer_grad.layer_concat_sdpa(xg, named, config).backward(dy)
+
         best = {}
         for _ in range(args.rounds):
             for key, value in (
@@ -92,7 +110,9 @@ def main():
                     ("direct_fwd", lambda: median_ms(direct, args.repeat)),
                     ("run_both", lambda: hkt_run_ms(attn.directory, "layer_grad",
                                                     T, args.repeat, args.threads)),
-                    ("torch_both", lambda: median_ms(both, args.repeat))):
+                    ("torch_both", lambda: median_ms(both, args.repeat)),
+                    ("sdpa_both", lambda: median_ms(sdpa_both, args.repeat)
+                     if concat else float("nan"))):
                 v = value()
                 best[key] = min(best.get(key, v), v)
         rows.append((T, best))
@@ -102,14 +122,16 @@ def main():
           % (torch.__version__, args.threads, args.repeat, args.rounds))
     print()
     print("| T | hkt-run layer ms | hkt.Module ms | HKTAttention fwd ms | overhead | "
-          "hkt-run layer + layer_grad ms | HKTAttention fwd+bwd ms | overhead |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "hkt-run layer + layer_grad ms | HKTAttention fwd+bwd ms | overhead | "
+          "PyTorch concat-SDPA HKT fwd+bwd ms | HKTAttention speed-up |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for T, b in rows:
         run_both = b["run_fwd"] + b["run_both"]
-        print("| %d | %.2f | %.2f | %.2f | %+.1f%% | %.2f | %.2f | %+.1f%% |" % (
+        print("| %d | %.2f | %.2f | %.2f | %+.1f%% | %.2f | %.2f | %+.1f%% | %.2f | %.2fx |" % (
             T, b["run_fwd"], b["direct_fwd"], b["torch_fwd"],
             100 * (b["torch_fwd"] / b["run_fwd"] - 1), run_both,
-            b["torch_both"], 100 * (b["torch_both"] / run_both - 1)))
+            b["torch_both"], 100 * (b["torch_both"] / run_both - 1),
+            b["sdpa_both"], b["sdpa_both"] / b["torch_both"]))
 
 
 if __name__ == "__main__":

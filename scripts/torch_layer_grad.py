@@ -31,17 +31,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "test", "reference"))
 
 
-def layer(x, p, cfg, lengths=None):
-    """One HKT layer (SPEC 1-8) in PyTorch; x: B x T x D; keys at or past
-    `lengths[b]` (a B-vector, optional) are masked."""
-    B, T, D = x.shape
-    H, L, s = cfg["heads"], cfg["levels"], cfg["stride"]
-    d = D // H
-
-    def heads(z):  # B x T x D -> B x H x T x d
-        return z.view(z.shape[0], z.shape[1], H, d).transpose(1, 2)
-
-    # SPEC 1: causal strided depthwise downsampling.
+def _levels(x, p, cfg):
+    """SPEC 1: the level inputs x_0 = x, x_l = causal strided depthwise
+    downsampling of x_(l-1)."""
+    L, s = cfg["levels"], cfg["stride"]
+    D = x.shape[2]
     xs = [x]
     for l in range(1, L):
         xp = xs[-1]
@@ -52,11 +46,39 @@ def layer(x, p, cfg, lengths=None):
         y = torch.nn.functional.conv1d(padded, w, stride=s, groups=D)
         tn = -(-xp.shape[1] // s)
         xs.append(y[:, :, :tn].transpose(1, 2) + p["down_b"][l - 1])
+    return xs
+
+
+def _heads(z, H):  # B x T x D -> B x H x T x d
+    return z.view(z.shape[0], z.shape[1], H, z.shape[2] // H).transpose(1, 2)
+
+
+def _finish(attn, v, p, cfg):
+    """SPEC 7-8: the hybrid head and the output projection; attn: B x T x D."""
+    if cfg["hybrid"]:
+        D = v.shape[2]
+        d = D // cfg["heads"]
+        kc = p["conv_u"].shape[1]
+        vp = torch.nn.functional.pad(v.transpose(1, 2), (kc - 1, 0))
+        C = torch.nn.functional.conv1d(vp, p["conv_u"].flip(-1).unsqueeze(1),
+                                       groups=D).transpose(1, 2)
+        beta = torch.sigmoid(p["gamma"]).repeat_interleave(d)
+        attn = beta * attn + (1 - beta) * C
+    return attn @ p["wo"]
+
+
+def layer(x, p, cfg, lengths=None):
+    """One HKT layer (SPEC 1-8) in PyTorch; x: B x T x D; keys at or past
+    `lengths[b]` (a B-vector, optional) are masked."""
+    B, T, D = x.shape
+    H, s = cfg["heads"], cfg["stride"]
+    d = D // H
+    xs = _levels(x, p, cfg)
     # SPEC 2-4: per-level scores, upsampled, fused with softmax(theta).
     lam = torch.softmax(p["theta"], dim=1)                   # H x L
     S = 0
     for l, xl in enumerate(xs):
-        q, kk = heads(xl @ p["wq"][l]), heads(xl @ p["wk"][l])
+        q, kk = _heads(xl @ p["wq"][l], H), _heads(xl @ p["wk"][l], H)
         sl = q @ kk.transpose(-1, -2) / math.sqrt(d)
         f = s ** l
         if f > 1:
@@ -73,16 +95,40 @@ def layer(x, p, cfg, lengths=None):
     if mask is not None:
         S = S.masked_fill(mask, float("-inf"))
     v = x @ p["wv"]
-    attn = (torch.softmax(S, dim=-1) @ heads(v)).transpose(1, 2).reshape(B, T, D)
-    # SPEC 7-8: hybrid head, output projection.
-    if cfg["hybrid"]:
-        kc = p["conv_u"].shape[1]
-        vp = torch.nn.functional.pad(v.transpose(1, 2), (kc - 1, 0))
-        C = torch.nn.functional.conv1d(vp, p["conv_u"].flip(-1).unsqueeze(1),
-                                       groups=D).transpose(1, 2)
-        beta = torch.sigmoid(p["gamma"]).repeat_interleave(d)
-        attn = beta * attn + (1 - beta) * C
-    return attn @ p["wo"]
+    attn = (torch.softmax(S, dim=-1) @ _heads(v, H)).transpose(1, 2).reshape(B, T, D)
+    return _finish(attn, v, p, cfg)
+
+
+def layer_concat_sdpa(x, p, cfg):
+    """The same layer as ONE scaled_dot_product_attention call, PyTorch's
+    fastest form of it: with nearest upsampling, the fused score is
+    sum_l lam_l q_l[i / f_l] . k_l[j / f_l] / sqrt(d), the dot product of
+    the levels' features concatenated, each scaled by sqrt(lam_l) (lam >= 0)
+    and repeated f_l times along T. q and k get L * d columns; v is padded
+    with zeros to L * d where PyTorch's fused CPU kernel wants equal widths
+    (its output's extra columns are dropped). No lengths (the benchmark's
+    full rows)."""
+    B, T, D = x.shape
+    H, L, s = cfg["heads"], cfg["levels"], cfg["stride"]
+    d = D // H
+    lam = torch.softmax(p["theta"], dim=1)                   # H x L
+    qs, ks = [], []
+    for l, xl in enumerate(_levels(x, p, cfg)):
+        w = lam[:, l].sqrt().view(1, H, 1, 1)
+        q, k = w * _heads(xl @ p["wq"][l], H), w * _heads(xl @ p["wk"][l], H)
+        f = s ** l
+        if f > 1:
+            q = q.repeat_interleave(f, dim=2)[:, :, :T]
+            k = k.repeat_interleave(f, dim=2)[:, :, :T]
+        qs.append(q)
+        ks.append(k)
+    v = x @ p["wv"]
+    vh = torch.nn.functional.pad(_heads(v, H), (0, (L - 1) * d))
+    o = torch.nn.functional.scaled_dot_product_attention(
+        torch.cat(qs, dim=-1), torch.cat(ks, dim=-1), vh,
+        is_causal=cfg["causal"], scale=1.0 / math.sqrt(d))
+    attn = o[..., :d].transpose(1, 2).reshape(B, T, D)
+    return _finish(attn, v, p, cfg)
 
 
 def make(cfg, B, T, D, dtype, seed):
@@ -118,6 +164,22 @@ def check(args):
     print(json.dumps({"check": "forward and gradients vs float64 reference",
                       "forward_rel_err": err, "grad_rel_err": gerr,
                       "ok": ok}))
+    # The concatenated-features form (PyTorch >= 2.1: SDPA's scale).
+    if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        for t in list(tp.values()):
+            t.grad = None
+        xt = torch.tensor(x, requires_grad=True)
+        y = layer_concat_sdpa(xt, tp, full)
+        cerr = float(np.abs(y.detach().numpy() - ref).max() / np.abs(ref).max())
+        (y * torch.tensor(dy)).sum().backward()
+        cgerr = max(float(np.linalg.norm((tp[k].grad if k != "x" else xt.grad).numpy()
+                                         - g) / np.linalg.norm(g))
+                    for k, g in gref.items())
+        cok = cerr < 1e-10 and cgerr < 1e-10
+        print(json.dumps({"check": "concatenated-features SDPA form vs float64 reference",
+                          "forward_rel_err": cerr, "grad_rel_err": cgerr,
+                          "ok": cok}))
+        ok = ok and cok
     return 0 if ok else 1
 
 
