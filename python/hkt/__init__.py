@@ -9,8 +9,9 @@
 Each entry of the module's manifest is a method. Arguments are matched to
 the manifest by name: positional ones fill its inputs in order, `params` (a
 dict) and keywords fill the rest; an argument with a default (a layer's
-`lengths`) may be left out. Arrays go in without a copy (numpy arrays, or
-anything numpy can view without copying: `np.from_dlpack` of a CPU tensor),
+`lengths`) may be left out. Arrays go in without a copy (numpy arrays, any
+DLPack producer on the CPU: a PyTorch or JAX CPU tensor, or anything numpy
+can view without copying),
 must already have the manifest's dtype and be dense row-major; a result
 comes back as a fresh numpy array (`torch.from_numpy` wraps it without a
 copy). In-out arguments (a train step's parameters) are updated in place.
@@ -24,6 +25,12 @@ import numpy as np
 
 from . import _capi
 from ._capi import Error
+
+# DLPack device types whose memory the CPU reads (kDLCPU, kDLCUDAHost,
+# kDLROCMHost) and the names of the others a user meets.
+_DLPACK_HOST_DEVICES = (1, 3, 11)
+_DLPACK_DEVICE_NAMES = {2: "CUDA", 4: "OpenCL", 7: "Vulkan", 8: "Metal",
+                        10: "ROCm", 13: "CUDA managed", 14: "oneAPI"}
 
 __all__ = ["load", "compile_layer", "compile_model", "read_safetensors",
            "Module", "Entry", "Error"]
@@ -85,16 +92,33 @@ class Entry:
         """`value` as a numpy array without a copy, or a refusal naming the
         argument."""
         want = _NUMPY_DTYPES[spec["dtype"]]
-        try:
-            arr = np.asarray(value)
-        except Exception as e:  # e.g. a CUDA tensor: no host memory to view
-            raise Error("argument '%s': cannot be viewed as a host array (%s); "
-                        "this module runs on the CPU: pass host memory"
-                        % (spec["name"], e))
+        name = spec["name"]
+        if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack_device__"):
+            # A DLPack producer (a PyTorch or JAX CPU tensor, ...): viewed
+            # through the protocol. numpy marks such a view read-only (DLPack
+            # has no such flag); the producer's memory is what an in-out
+            # argument updates.
+            device = value.__dlpack_device__()
+            if int(device[0]) not in _DLPACK_HOST_DEVICES:
+                raise Error("argument '%s' is on a %s device (DLPack device "
+                            "type %d); this module runs on the CPU: pass host "
+                            "memory" % (name, _DLPACK_DEVICE_NAMES.get(
+                                int(device[0]), "non-host"), int(device[0])))
+            arr = np.from_dlpack(value)
+        else:
+            try:
+                arr = np.asarray(value)
+            except Exception as e:  # e.g. a CUDA tensor: no host memory to view
+                raise Error("argument '%s': cannot be viewed as a host array "
+                            "(%s); this module runs on the CPU: pass host memory"
+                            % (name, e))
+            if spec.get("role") == "inout" and not arr.flags.writeable:
+                raise Error("argument '%s' is read-only; the entry updates it "
+                            "in place" % name)
         if arr.dtype != want:
             raise Error("argument '%s' is %s, the module takes %s (convert it "
                         "first: no copy is made here)"
-                        % (spec["name"], arr.dtype, np.dtype(want)))
+                        % (name, arr.dtype, np.dtype(want)))
         return arr
 
     def _symbol_sizes(self, arrays):

@@ -91,10 +91,35 @@ def test_gradients_match_reference(layer, rng, T):
             np.abs(got - want).max() < 1e-4 * scale, name
 
 
+class DLPackOnly:
+    """A producer that numpy can view through the DLPack protocol only (as a
+    JAX or PyTorch CPU tensor is), optionally claiming another device."""
+
+    def __init__(self, array, device=None):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+
+def test_dlpack_producers(layer, rng):
+    params = R.random_params(rng, reference_cfg(), CONFIG["dim"])
+    x = rng.standard_normal((2, 10, CONFIG["dim"])).astype(np.float32)
+    wrapped = {k: DLPackOnly(v) for k, v in params.items()}
+    assert np.array_equal(layer.layer(DLPackOnly(x), params=wrapped),
+                          layer.layer(x, params=params))
+    with pytest.raises(hkt.Error, match=r"argument 'x' is on a CUDA device \(DLPack device type 2\); this module runs on the CPU"):
+        layer.layer(DLPackOnly(x, device=(2, 0)), params=params)
+
+
 def test_arrays_are_not_copied(tmp_path, rng):
     """A train step's in-out arguments are updated in the caller's arrays
-    (the same memory before and after), and a result is written into the
-    array the package allocated for it."""
+    (the same memory before and after; half of them passed as DLPack
+    producers), and a result is written into the array the package
+    allocated for it; a read-only array is refused for an in-out argument."""
     model = {"vocab": 8, "max_len": 16, "dim": 8, "heads": 2, "layers": 1,
              "levels": 2, "stride": 2, "kernel": 3, "conv_kernel": 3,
              "hybrid": True, "causal": True, "ffn": 16, "classes": 3}
@@ -116,12 +141,22 @@ def test_arrays_are_not_copied(tmp_path, rng):
     labels = rng.integers(0, 3, size=3).astype(np.int32)
     before = {k: v.copy() for k, v in arrays.items()}
     addresses = {k: v.ctypes.data for k, v in arrays.items()}
-    loss = step(tokens, labels, params=arrays, step=np.array(1, np.int64))
+    given = {k: DLPackOnly(v) if i % 2 else v
+             for i, (k, v) in enumerate(sorted(arrays.items()))}
+    frozen = next(iter(arrays))
+    readonly = arrays[frozen].copy()
+    readonly.flags.writeable = False
+    with pytest.raises(hkt.Error, match=r"argument '%s' is read-only; the entry updates it in place" % frozen):
+        step(tokens, labels, params=dict(given, **{frozen: readonly}),
+             step=np.array(1, np.int64))
+    loss = step(tokens, labels, params=given, step=np.array(1, np.int64))
     assert loss.shape == () and np.isfinite(loss)
     assert {k: v.ctypes.data for k, v in arrays.items()} == addresses
     changed = [k for k in arrays if not k.startswith("adam.")
                and not np.array_equal(arrays[k], before[k])]
     assert changed, "no parameter was updated in place"
+    assert any(isinstance(given[k], DLPackOnly) for k in changed), \
+        "no parameter given through DLPack was updated in place"
     # The same batch through `loss` with the updated weights: a real value.
     params = {k: v for k, v in arrays.items() if not k.startswith("adam.")}
     assert np.isfinite(m.loss(tokens, labels, params=params))
