@@ -21,7 +21,7 @@ import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from torch_layer_grad import layer as reference_layer  # noqa: E402
 
-from hkt.torch import HKTAttention  # noqa: E402
+from hkt.torch import CUSTOM_OPS, HKTAttention  # noqa: E402
 
 CONFIG = {"dim": 16, "heads": 2, "levels": 3, "causal": True}
 
@@ -97,10 +97,17 @@ def test_refusals_name_the_argument():
         attn(x)
     with pytest.raises(Exception, match=r"argument 'x' is float16, the module takes float32"):
         attn(torch.zeros(1, 4, 16, dtype=torch.float16))
-    # A tensor on another device (a CUDA one on a GPU machine; "meta" runs
-    # the same check here) for a CPU module.
-    with pytest.raises(Exception, match=r"argument 'x' is a meta tensor; this module runs on the CPU"):
-        attn(torch.zeros(1, 4, 16, device="meta"))
+    # A tensor on another device for a CPU module: a CUDA one on a GPU
+    # machine; "meta" goes the same way here through the autograd.Function.
+    # Through the custom ops (PyTorch >= 2.4), a meta tensor is shape
+    # propagation: the registered fake gives the result's shape.
+    meta = torch.zeros(1, 4, 16, device="meta")
+    if CUSTOM_OPS:
+        y = attn(meta)
+        assert y.device.type == "meta" and y.shape == (1, 4, 16)
+    else:
+        with pytest.raises(Exception, match=r"argument 'x' is a meta tensor; this module runs on the CPU"):
+            attn(meta)
     with pytest.raises(Exception, match=r"input 'x' has size 65 in dimension 1 \('T'\), above its bound 64"):
         attn(torch.zeros(1, 65, 16))
     with pytest.raises(Exception, match=r"input 'x' has shape \[1,4,15\], expected \[B<=4,T<=64,16\]"):
