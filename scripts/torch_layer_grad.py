@@ -151,35 +151,28 @@ def check(args):
     cfg = {"heads": 2, "levels": 3, "hybrid": True, "causal": True}
     B, T, D = 2, 13, 8
     full, params, x, dy, tp = make(cfg, B, T, D, torch.float64, 1)
-    xt = torch.tensor(x, requires_grad=True)
-    y = layer(xt, tp, full)
     ref = R.hkt_layer(x, params, full)
-    err = float(np.abs(y.detach().numpy() - ref).max() / np.abs(ref).max())
-    (y * torch.tensor(dy)).sum().backward()
     gref = G.hkt_layer_grad(x, params, full, dy, None)
-    gerr = max(float(np.linalg.norm((tp[k].grad if k != "x" else xt.grad).numpy()
-                                    - g) / np.linalg.norm(g))
-               for k, g in gref.items())
-    ok = err < 1e-10 and gerr < 1e-10
-    print(json.dumps({"check": "forward and gradients vs float64 reference",
-                      "forward_rel_err": err, "grad_rel_err": gerr,
-                      "ok": ok}))
+    forms = [("forward and gradients vs float64 reference", layer)]
     # The concatenated-features form (PyTorch >= 2.1: SDPA's scale).
     if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
-        for t in list(tp.values()):
+        forms.append(("concatenated-features SDPA form vs float64 reference",
+                      layer_concat_sdpa))
+    ok = True
+    for title, form in forms:
+        for t in tp.values():
             t.grad = None
         xt = torch.tensor(x, requires_grad=True)
-        y = layer_concat_sdpa(xt, tp, full)
-        cerr = float(np.abs(y.detach().numpy() - ref).max() / np.abs(ref).max())
+        y = form(xt, tp, full)
+        err = float(np.abs(y.detach().numpy() - ref).max() / np.abs(ref).max())
         (y * torch.tensor(dy)).sum().backward()
-        cgerr = max(float(np.linalg.norm((tp[k].grad if k != "x" else xt.grad).numpy()
-                                         - g) / np.linalg.norm(g))
-                    for k, g in gref.items())
-        cok = cerr < 1e-10 and cgerr < 1e-10
-        print(json.dumps({"check": "concatenated-features SDPA form vs float64 reference",
-                          "forward_rel_err": cerr, "grad_rel_err": cgerr,
-                          "ok": cok}))
-        ok = ok and cok
+        gerr = max(float(np.linalg.norm((tp[k].grad if k != "x" else xt.grad).numpy()
+                                        - g) / np.linalg.norm(g))
+                   for k, g in gref.items())
+        good = err < 1e-10 and gerr < 1e-10
+        print(json.dumps({"check": title, "forward_rel_err": err,
+                          "grad_rel_err": gerr, "ok": good}))
+        ok = ok and good
     return 0 if ok else 1
 
 
