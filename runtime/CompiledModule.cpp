@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <type_traits>
 
 using namespace hkt::runtime;
@@ -208,6 +209,11 @@ Status checkHost(const Manifest &mf, const std::string &dir,
 }
 
 } // namespace
+
+void hkt::runtime::keepLargeBuffersOnHeap() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 Status Entry::check(const std::vector<const Tensor *> &args,
                     const std::vector<const Tensor *> &results) const {

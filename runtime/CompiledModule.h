@@ -80,6 +80,18 @@ private:
 };
 
 /// A module directory loaded into the process.
+/// A compiled module mallocs and frees its working buffers (tens of MiB) on
+/// every call. glibc serves them with fresh mmaps, so each call pays a page
+/// fault and a zeroed page per 4 KiB; from the heap, not trimmed back,
+/// later calls reuse the pages (peak RSS is unchanged; freed memory stays
+/// with the process). M_MMAP_THRESHOLD cannot exceed 32 MiB (mallopt
+/// refuses more), so mmap is turned off instead (glibc still falls back to
+/// it where the heap cannot grow). Process-wide: hkt-run calls it at start,
+/// the C API when it opens a module (at T = 16384 the gradient call spent
+/// 13% of its time zeroing fresh pages; through Python at T = 1024, D = 512
+/// it took 238 ms instead of 161).
+void keepLargeBuffersOnHeap();
+
 class CompiledModule {
 public:
   struct Options {

@@ -7,7 +7,6 @@ functions, which the dynamic linker must see when the module is opened.
 """
 import ctypes
 import os
-import platform
 
 API_VERSION = 1
 
@@ -33,25 +32,6 @@ def library_path():
 
 _lib = None
 
-# glibc's mallopt parameters (malloc.h).
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
-
-
-def _keep_large_buffers_on_the_heap():
-    """What hkt-run does at start: a compiled layer mallocs and frees its
-    working buffers (tens of MiB) on every call, which glibc serves with
-    fresh mmaps, so each call pays a page fault and a zeroed page per 4 KiB
-    (at T = 1024, D = 512 the gradient call took 238 ms instead of 161).
-    From the heap, not trimmed back, later calls reuse the pages; peak RSS
-    is unchanged, freed memory stays with the process. Process-wide, glibc
-    only; HKT_MALLOC=system leaves malloc as it is."""
-    if os.environ.get("HKT_MALLOC") == "system" or platform.libc_ver()[0] != "glibc":
-        return
-    libc = ctypes.CDLL(None)
-    libc.mallopt(_M_MMAP_MAX, 0)
-    libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
-
-
 def lib():
     """The loaded library, its functions typed; raises ImportError with the
     path tried and how to build it when it is missing."""
@@ -64,7 +44,6 @@ def lib():
             "hkt: the runtime library %s does not exist: build it with "
             "scripts/setup.sh (or set HKT_RUNTIME_LIBRARY)" % os.path.normpath(path))
     l = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    _keep_large_buffers_on_the_heap()
     l.hkt_api_version.restype = ctypes.c_int32
     if l.hkt_api_version() != API_VERSION:
         raise ImportError("hkt: %s has C API version %d, this package needs %d"

@@ -115,6 +115,15 @@ extern "C" {
 int32_t hkt_api_version(void) { return HKT_RUNTIME_API_VERSION; }
 
 HktModule *hkt_module_open(const char *dir, char **error) {
+  // hkt-run's malloc settings (keepLargeBuffersOnHeap), once, unless the
+  // caller's process keeps its own: HKT_MALLOC=system.
+  static const bool heapBuffers = [] {
+    const char *policy = std::getenv("HKT_MALLOC");
+    if (!policy || std::strcmp(policy, "system") != 0)
+      hkt::runtime::keepLargeBuffersOnHeap();
+    return true;
+  }();
+  (void)heapBuffers;
   HktModule *result = nullptr;
   guarded(error, [&] {
     if (!dir)

@@ -48,7 +48,9 @@ typedef struct HktTensor {
 typedef struct HktModule HktModule;
 
 /* Opens a module directory (as hkt-run does: its manifest, its target
-   against this machine, its shared object); null on failure. */
+   against this machine, its shared object); null on failure. The first
+   call sets hkt-run's malloc policy for the process (large buffers from the
+   heap, not trimmed: glibc's mallopt), unless HKT_MALLOC=system. */
 HKT_API HktModule *hkt_module_open(const char *dir, char **error);
 HKT_API void hkt_module_close(HktModule *module);
 /* The manifest's JSON text, owned by the module. */

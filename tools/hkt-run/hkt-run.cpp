@@ -40,7 +40,6 @@
 #include <thread>
 #include <vector>
 
-#include <malloc.h>
 #include <sys/resource.h>
 
 using namespace hkt::runtime;
@@ -881,15 +880,8 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
-  // A compiled layer mallocs and frees its working buffers (tens of MiB) on
-  // every call. glibc would serve them with fresh mmaps, so each call pays a
-  // page fault per 4 KiB; from the heap, and not trimmed back, later calls
-  // reuse the pages (peak RSS is unchanged). M_MMAP_THRESHOLD cannot exceed
-  // 32 MiB (mallopt refuses more), so mmap is turned off instead (glibc still
-  // falls back to it where a heap cannot grow): at T = 16384 the gradient
-  // call spent 13% of its time zeroing fresh pages.
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Working buffers from the heap, reused from call to call.
+  hkt::runtime::keepLargeBuffersOnHeap();
   // Line-buffered even into a pipe: a module compiled with --check-bounds
   // prints why it aborts (an out-of-bounds access) with printf, and abort()
   // would drop a full buffer.
