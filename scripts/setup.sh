@@ -15,8 +15,10 @@ packages=(
   nlohmann-json3-dev libgtest-dev libomp-dev zlib1g-dev libzstd-dev
   python3 python3-numpy
   # The Python package's tests (python/tests, test/Python): pytest, and
-  # Debian's PyTorch 1.13 for hkt.torch.
-  python3-pytest python3-torch
+  # Debian's PyTorch 1.13 for hkt.torch; venv for PyTorch 2.x
+  # (scripts/torch-venv.sh); pip and setuptools for `pip install ./python`
+  # (test/Python/pip-install.test).
+  python3-pytest python3-torch python3-venv python3-pip python3-setuptools
   # The training tasks and the experiment's plots (docs/tasks.md, docs/results.md).
   dataset-fashion-mnist python3-matplotlib
 )
