@@ -43,7 +43,7 @@ import hkt_reference as R  # noqa: E402
 import hkt_reference_grad as G  # noqa: E402
 from check_layer import (CheckError, load_config, make_lengths,  # noqa: E402
                          batch_sizes, max_batch_flags, read_safetensors,
-                         run_tool, seq_lens, sharpen_params,
+                         run_tool, seq_lens, sharpen_params, static_lens,
                          write_safetensors)
 from hkt_seed import pick_seed  # noqa: E402
 
@@ -85,6 +85,9 @@ def parse_args(argv):
                          "--max-seq-len), run at every length of --seq-lens: "
                          "each against the reference and a static module")
     ap.add_argument("--seq-lens", metavar="T,T,...")
+    ap.add_argument("--static-lens", metavar="T,T,...",
+                    help="with --max-seq-len: the lengths also compiled "
+                         "statically for the comparison (default: every one)")
     ap.add_argument("--max-batch", type=int, metavar="M",
                     help="with --max-seq-len: a dynamic batch too (as "
                          "check_layer.py --max-batch)")
@@ -92,6 +95,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if (args.max_seq_len is None) != (args.seq_lens is None):
         ap.error("--max-seq-len and --seq-lens go together")
+    if args.static_lens is not None and args.max_seq_len is None:
+        ap.error("--static-lens needs --max-seq-len")
     if args.max_seq_len is not None and (args.precompiled or args.transform):
         ap.error("--max-seq-len compiles its modules: no --precompiled or "
                  "--transform")
@@ -191,6 +196,7 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
     gradients that are round-off in float64 terms aside). A failure prints
     d<name>=<error vs reference>/<error vs static>."""
     N, lens = seq_lens(args)
+    compared = static_lens(args, lens)
     batches = batch_sizes(args, user_cfg)
     D = user_cfg["dim"]
     wd = args.workdir
@@ -220,13 +226,18 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
                 path = os.path.join(wd, "%s-%s.npy" % (name, tag))
                 np.save(path, a)
                 inputs += ["--input", "%s=%s" % (name, path)]
-            static_json = os.path.join(wd, "layer-%d-%d.json" % (B, T))
-            with open(static_json, "w") as f:
-                json.dump(dict(user_cfg, seq_len=T, batch=B), f)
-            static_mod = os.path.join(wd, "mod-%s" % tag)
-            compile_grad(args, pipeline, static_json, static_mod)
+            # A static module of this length too, unless --static-lens
+            # leaves it out (then the reference alone judges it).
+            modules = [("dynamic", dyn_mod)]
+            if T in compared:
+                static_json = os.path.join(wd, "layer-%d-%d.json" % (B, T))
+                with open(static_json, "w") as f:
+                    json.dump(dict(user_cfg, seq_len=T, batch=B), f)
+                static_mod = os.path.join(wd, "mod-%s" % tag)
+                compile_grad(args, pipeline, static_json, static_mod)
+                modules.append(("static", static_mod))
             got = {}
-            for kind, mod in (("dynamic", dyn_mod), ("static", static_mod)):
+            for kind, mod in modules:
                 path = os.path.join(wd, "grads-%s-%s.safetensors" % (kind, tag))
                 run_tool([args.hkt_run, mod, "--quiet", "--params", st_path,
                           "--grads", path] + inputs, args.timeout)
@@ -234,9 +245,10 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             dens = {}
             errors = gradient_errors(args, ref, aux, got["dynamic"], dens)
             # Against the static module, on the reference's scale.
+            static = got.get("static")
             vs_static = gradient_errors(
-                args, {n: got["static"][n].astype(np.float64) for n in ref},
-                aux, got["dynamic"])
+                args, {n: static[n].astype(np.float64) for n in ref},
+                aux, got["dynamic"]) if static else {n: 0.0 for n in ref}
             # Within 1e-5 of the static module's gradients, each on the
             # scale of its reference error (the forward's bound is 1e-6; a
             # gradient is a float32 sum over every row in another order,
@@ -257,19 +269,21 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             static_bound = 1e-4 if args.precision == "bf16" else 1e-5
             conditioned = [n for n in ref
                            if np.linalg.norm(ref[n]) >= 0.01 * dens[n]]
-            bitwise = all(np.array_equal(got["dynamic"][n], got["static"][n])
-                          for n in ref)
+            bitwise = static and all(
+                np.array_equal(got["dynamic"][n], static[n]) for n in ref)
             worst = max(errors, key=lambda n: errors[n])
             worst_static = max([vs_static[n] for n in conditioned] + [0.0])
             nonfinite = sorted(n for n, g in got["dynamic"].items()
                                if not np.isfinite(g).all())
             ok = (not nonfinite and all(e <= args.tol for e in errors.values())
                   and worst_static <= static_bound)
-            line = "%s pipeline=%s max_seq_len=%d T=%d%s worst=d%s rel_err=%.3g vs_static=%s" % (
+            line = "%s pipeline=%s max_seq_len=%d T=%d%s worst=d%s rel_err=%.3g" % (
                 head, pipeline, N, T,
                 " max_batch=%d B=%d" % (args.max_batch, B) if args.max_batch else "",
-                worst, errors[worst],
-                "bitwise" if bitwise else "%.3g" % worst_static)
+                worst, errors[worst])
+            if static:
+                line += " vs_static=%s" % (
+                    "bitwise" if bitwise else "%.3g" % worst_static)
             if len(conditioned) < len(ref):
                 line += " (round-off only: %s)" % " ".join(
                     "d" + n for n in sorted(set(ref) - set(conditioned)))
