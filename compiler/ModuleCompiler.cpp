@@ -18,6 +18,7 @@
 #include "compiler/ModuleManifest.h"
 #include "compiler/Target.h"
 #include "passes/Passes.h"
+#include "passes/codegen/cpu/CpuTuning.h"
 #include "runtime/Manifest.h"
 #include "runtime/ModuleFormat.h"
 
@@ -51,6 +52,8 @@ validateOptions(Location loc, const CompileOptions &options) {
                           << kReferencePipeline << ")";
   if (options.tileQ < 0 || options.tileK < 0)
     return emitError(loc) << "tile sizes must be >= 1";
+  if (options.registerRows < 0 || options.registerVectors < 0)
+    return emitError(loc) << "register tile sizes must be >= 1";
   if (!parsed)
     return emitError(loc) << "unknown target '" << options.target
                           << "' (available: cpu, nvvm, gpu-emulation)";
@@ -115,16 +118,31 @@ void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
       buildHktGpuEmulationPipeline(pm, gpu);
   } else if (options.pipeline == kFusedPipeline) {
     FusedPipelineOptions fused;
-    auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
-    fused.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
-    if (options.tileQ > 0)
-      fused.tileQ = options.tileQ;
-    if (options.tileK > 0)
-      fused.tileK = options.tileK;
+    fused.tileQ = cpu.tiles->tileQ;
+    fused.tileK = cpu.tiles->tileK;
+    fused.vectorBits = cpu.tiles->vectorBits;
+    fused.registerRows = cpu.tiles->registerRows;
+    fused.registerVectors = cpu.tiles->registerVectors;
     buildHktCpuFusedPipeline(pm, fused);
   } else {
     buildHktCpuReferencePipeline(pm);
   }
+}
+
+/// The fused CPU pipeline's tiles for `cpu`: the options', else the
+/// defaults and the tuning table's entry for the vector width.
+CpuTiles resolveCpuTiles(const CpuTarget &cpu, const CompileOptions &options) {
+  auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
+  CpuTiles tiles;
+  tiles.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
+  const CpuTuning &table = cpuTuningFor(tiles.vectorBits);
+  tiles.tileQ = options.tileQ > 0 ? options.tileQ : kDefaultTileQ;
+  tiles.tileK = options.tileK > 0 ? options.tileK : kDefaultTileK;
+  tiles.registerRows =
+      options.registerRows > 0 ? options.registerRows : table.regRows;
+  tiles.registerVectors =
+      options.registerVectors > 0 ? options.registerVectors : table.regVectors;
+  return tiles;
 }
 
 /// Runs the pipeline; a CPU module's entries get their working memory.
@@ -187,6 +205,8 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
   if (!target)
     return emitError(loc) << llvm::toString(target.takeError());
+  if (targetKind == CodegenTarget::Cpu && options.pipeline == kFusedPipeline)
+    target->tiles = resolveCpuTiles(*target, options);
 
   // Refuse to clobber something that is not a compiled module.
   if (llvm::sys::fs::exists(outDir) &&

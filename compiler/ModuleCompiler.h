@@ -30,6 +30,10 @@ struct CompileOptions {
   /// (hkt-cpu-lower-online-attention's tile-q / tile-k); 0 keeps the pass
   /// defaults.
   int64_t tileQ = 0, tileK = 0;
+  /// The fused pipeline's matmul register tile: rows, and columns in
+  /// vectors (hkt-cpu-codegen's register-rows / register-vectors); 0 keeps
+  /// the tuning table's entry for the target's vector width.
+  int64_t registerRows = 0, registerVectors = 0;
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;

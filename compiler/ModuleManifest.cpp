@@ -484,6 +484,13 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
                                         {key::kFeatures,
                                          llvm::json::Array(target.features)}}},
       {key::kEntries, std::move(entryArray)}};
+  if (target.tiles)
+    manifest[key::kTiles] = llvm::json::Object{
+        {key::kTileQ, target.tiles->tileQ},
+        {key::kTileK, target.tiles->tileK},
+        {key::kVectorBits, target.tiles->vectorBits},
+        {key::kRegisterRows, target.tiles->registerRows},
+        {key::kRegisterVectors, target.tiles->registerVectors}};
   if (!cudaArch.empty()) {
     llvm::json::Object &t = *manifest.getObject(key::kTarget);
     t[key::kKind] = fmt::target_kind::kCuda;

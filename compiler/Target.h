@@ -6,11 +6,23 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::hkt {
+
+/// The tiles the fused CPU pipeline uses for a target (the manifest's
+/// `tiles`): the attention's query/key tiles and the matmuls' register tile,
+/// from the options where given, else the defaults and the tuning table
+/// (passes/codegen/cpu/CpuTuning.h) for the vector width.
+struct CpuTiles {
+  int64_t tileQ = 0, tileK = 0;
+  int64_t vectorBits = 0;
+  int64_t registerRows = 0, registerVectors = 0;
+};
 
 /// The machine a module is compiled for, and what the manifest says of it.
 struct CpuTarget {
@@ -19,6 +31,9 @@ struct CpuTarget {
   /// LLVM names of the enabled CPU features, sorted (manifest `features`).
   std::vector<std::string> features;
   std::unique_ptr<llvm::TargetMachine> machine;
+  /// The fused CPU pipeline's tiles (unset on the other pipelines and
+  /// targets); compileToDirectory resolves them.
+  std::optional<CpuTiles> tiles;
 };
 
 /// Creates the target machine for `cpu`: "native" means this machine's CPU

@@ -50,6 +50,15 @@ struct FusedPipelineOptions
       *this, "vector-bits",
       llvm::cl::desc("Vector register width of the target in bits"),
       llvm::cl::init(kDefaultVectorBits)};
+  Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows of a matmul's register tile (0: the tuning table's)"),
+      llvm::cl::init(0)};
+  Option<int64_t> registerVectors{
+      *this, "register-vectors",
+      llvm::cl::desc("Columns of a matmul's register tile in vectors (0: the "
+                     "tuning table's)"),
+      llvm::cl::init(0)};
 };
 
 /// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the

@@ -118,6 +118,8 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   HktCpuCodegenPassOptions codegen;
   codegen.vectorBits = options.vectorBits;
+  codegen.regRows = options.registerRows;
+  codegen.regVectors = options.registerVectors;
   pm.addPass(createHktCpuCodegenPass(codegen));
   pm.addPass(createForallToParallelLoopPass());
   addLowerToLLVM(pm, /*openmp=*/true);

@@ -65,6 +65,15 @@ inline constexpr const char *kTarget = "target";
 inline constexpr const char *kEntries = "entries";
 /// Optional: the model config (a JSON object) of hkt-compile --model.
 inline constexpr const char *kModel = "model";
+/// Optional, modules of the fused CPU pipeline: the tiles their code was
+/// generated with (docs/module-format.md, "Tiles"); informative, a runtime
+/// does not need them.
+inline constexpr const char *kTiles = "tiles";
+inline constexpr const char *kTileQ = "tile_q";
+inline constexpr const char *kTileK = "tile_k";
+inline constexpr const char *kVectorBits = "vector_bits";
+inline constexpr const char *kRegisterRows = "register_rows";
+inline constexpr const char *kRegisterVectors = "register_vectors";
 // target
 inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";

@@ -63,6 +63,8 @@ def parse_args(argv):
                          "this root mean square (nearly one-hot softmax rows)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
+    ap.add_argument("--register-tile", metavar="RxV",
+                    help="hkt-compile --register-tile (fused pipeline, cpu)")
     ap.add_argument("--target", default="cpu",
                     choices=("cpu", "nvvm", "gpu-emulation"),
                     help="hkt-compile --target (nvvm: on a GPU; "
@@ -178,6 +180,8 @@ def compile_grad(args, pipeline, layer_json, moddir, extra=()):
             flags += ["--tile-q", str(args.tile_q)]
         if args.tile_k:
             flags += ["--tile-k", str(args.tile_k)]
+        if args.register_tile:
+            flags += ["--register-tile", args.register_tile]
     if args.cpu:
         flags += ["--cpu", args.cpu]
     if args.target != "cpu":

@@ -209,6 +209,8 @@ def parse_args(argv):
                     help="attention tile sizes for the fused pipeline "
                          "(hkt-compile --tile-q Q --tile-k K)")
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
+    ap.add_argument("--register-tile", metavar="RxV",
+                    help="hkt-compile --register-tile (fused pipeline, cpu)")
     ap.add_argument("--target", default="cpu",
                     choices=("cpu", "nvvm", "gpu-emulation"),
                     help="hkt-compile --target (nvvm runs on the GPU, "
@@ -524,6 +526,8 @@ def compile_cmd(args, pipeline, layer_json, moddir):
     if args.tiles and pipeline == "fused":
         tile_q, tile_k = args.tiles.split(",")
         cmd += ["--tile-q", tile_q, "--tile-k", tile_k]
+    if args.register_tile and pipeline == "fused":
+        cmd += ["--register-tile", args.register_tile]
     return cmd
 
 

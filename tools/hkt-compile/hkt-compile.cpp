@@ -116,6 +116,13 @@ static const std::string tileKHelp =
 static cl::opt<int64_t> tileK("tile-k", cl::desc(tileKHelp), cl::init(0),
                               cl::cat(category));
 
+static cl::opt<std::string> registerTile(
+    "register-tile",
+    cl::desc("Fused pipeline, CPU: a matmul's register tile as ROWSxVECTORS "
+             "(accumulator rows x vectors of columns; default: the tuning "
+             "table's for the vector width, 8x2 with AVX-512, 6x2 with AVX2)"),
+    cl::value_desc("RxV"), cl::cat(category));
+
 static cl::opt<std::string> target(
     "target",
     cl::desc("'cpu' (the default), 'nvvm': GPU kernels for NVIDIA GPUs "
@@ -323,6 +330,21 @@ compileOptionsFromFlags(const std::string &modelConfigJson,
     error = "--tile-q and --tile-k apply to the fused pipeline only";
   options.tileQ = tileQ;
   options.tileK = tileK;
+  if (registerTile.getNumOccurrences()) {
+    StringRef rows, vectors;
+    std::tie(rows, vectors) = StringRef(registerTile).split('x');
+    if (rows.getAsInteger(10, options.registerRows) ||
+        vectors.getAsInteger(10, options.registerVectors) ||
+        options.registerRows < 1 || options.registerVectors < 1 ||
+        options.registerRows > 32 || options.registerVectors > 8)
+      error = "--register-tile expects ROWSxVECTORS, e.g. 8x2 (rows 1-32, "
+              "vectors 1-8), not '" +
+              registerTile + "'";
+    else if (pipeline.getValue() != hkt::kFusedPipeline ||
+             target.getValue() != "cpu")
+      error = "--register-tile applies to the fused pipeline on the cpu "
+              "target only";
+  }
   if (!modelFile.empty())
     options.modelConfig = modelConfigJson;
   if (emitLLVM)

@@ -253,11 +253,11 @@ bool inLoopNest(Operation *op) {
 
 /// How the recipe treats `op`, if it covers it: static f32 shapes whose
 /// tiles divide exactly (vectorisation needs static shapes).
-std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits) {
+std::optional<Tiles> tilesFor(linalg::LinalgOp op, int64_t vectorBits,
+                              const CpuTuning &tuning) {
   if (!op.hasPureBufferSemantics() ||
       !llvm::all_of(op->getOperands(), nonMemrefOrF32))
     return std::nullopt;
-  const CpuTuning &tuning = cpuTuningFor(vectorBits);
   bool inLoop = inLoopNest(op);
   bool allStatic = llvm::all_of(op->getOperands(), [](Value v) {
     return !isa<MemRefType>(v.getType()) || staticF32(v);
@@ -538,13 +538,18 @@ struct HktCpuCodegenPass
       return signalPassFailure();
     }
 
-    const CpuTuning &tuning = cpuTuningFor(vectorBits);
+    // The target's table entry, with the register tile the options give.
+    CpuTuning tuning = cpuTuningFor(vectorBits);
+    if (regRows > 0)
+      tuning.regRows = regRows;
+    if (regVectors > 0)
+      tuning.regVectors = regVectors;
     padRightOperands(module, tuning.padRows, tuning.padMinRows);
 
     // The ops of each class, in walk order.
     std::map<Tiles, SmallVector<Operation *>> classes;
     module.walk([&](linalg::LinalgOp op) {
-      std::optional<Tiles> t = tilesFor(op, vectorBits);
+      std::optional<Tiles> t = tilesFor(op, vectorBits, tuning);
       if (!t)
         return;
       // A rank with no row-wise sequence in the library: Rows ops stay as

@@ -133,6 +133,11 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
            "Width of the target's vector registers in bits (512 for AVX-512, "
            "256 for AVX2); selects the entry of the tuning table "
            "(passes/codegen/cpu/CpuTuning.h)">,
+    Option<"regRows", "register-rows", "int64_t", /*default=*/"0",
+           "Rows of a matmul's register tile (0: the tuning table's)">,
+    Option<"regVectors", "register-vectors", "int64_t", /*default=*/"0",
+           "Columns of a matmul's register tile in vectors (0: the tuning "
+           "table's)">,
   ];
   let dependentDialects = ["::mlir::transform::TransformDialect",
                            "::mlir::scf::SCFDialect",

@@ -1,5 +1,6 @@
 // RUN: hkt-opt %s --hkt-cpu-codegen=vector-bits=256 | FileCheck %s
 // RUN: hkt-opt %s --hkt-cpu-codegen=vector-bits=512 | FileCheck %s --check-prefix=AVX512
+// RUN: hkt-opt %s --hkt-cpu-codegen="vector-bits=512 register-rows=12 register-vectors=1" | FileCheck %s --check-prefix=REG
 
 // A whole matmul (a projection): threads over 64-row blocks, column panels
 // of 16 (two AVX2 vectors); in each panel rows 0-59 in 6-row register tiles
@@ -26,6 +27,14 @@
 // AVX512: scf.forall (%{{.+}}) in (2)
 // AVX512: iter_args(%{{.+}} = %{{.+}}) -> (vector<8x32xf32>)
 // AVX512-COUNT-32: vector.fma {{.*}} : vector<32xf32>
+// The register tile the options give instead of the table's (hkt-compile
+// --register-tile 12x1): 12 rows x one vector, rows 0-59 in 12-row tiles,
+// 60-63 in one 4-row tile.
+// REG-LABEL: func.func @projection
+// REG: scf.for %{{.+}} = %{{.+}} to %c60 step %c12
+// REG: iter_args(%{{.+}} = %{{.+}}) -> (vector<12x16xf32>)
+// REG-COUNT-48: vector.fma {{.*}} : vector<16xf32>
+// REG: iter_args(%{{.+}} = %{{.+}}) -> (vector<4x16xf32>)
 func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<128x32xf32>) {
   linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x32xf32>) outs(%c : memref<128x32xf32>)
   return
