@@ -52,7 +52,8 @@ struct FusedPipelineOptions
       llvm::cl::init(kDefaultVectorBits)};
   Option<int64_t> registerRows{
       *this, "register-rows",
-      llvm::cl::desc("Rows of a matmul's register tile (0: the tuning table's)"),
+      llvm::cl::desc(
+          "Rows of a matmul's register tile (0: the tuning table's)"),
       llvm::cl::init(0)};
   Option<int64_t> registerVectors{
       *this, "register-vectors",
