@@ -129,22 +129,6 @@ void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
   }
 }
 
-/// The fused CPU pipeline's tiles for `cpu`: the options', else the
-/// defaults and the tuning table's entry for the vector width.
-CpuTiles resolveCpuTiles(const CpuTarget &cpu, const CompileOptions &options) {
-  auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
-  CpuTiles tiles;
-  tiles.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
-  const CpuTuning &table = cpuTuningFor(tiles.vectorBits);
-  tiles.tileQ = options.tileQ > 0 ? options.tileQ : kDefaultTileQ;
-  tiles.tileK = options.tileK > 0 ? options.tileK : kDefaultTileK;
-  tiles.registerRows =
-      options.registerRows > 0 ? options.registerRows : table.regRows;
-  tiles.registerVectors =
-      options.registerVectors > 0 ? options.registerVectors : table.regVectors;
-  return tiles;
-}
-
 /// Runs the pipeline; a CPU module's entries get their working memory.
 LogicalResult lowerToLLVMDialect(ModuleOp module, CodegenTarget target,
                                  const CpuTarget &cpu,
@@ -193,6 +177,29 @@ LogicalResult assembleKernels(ModuleOp module, const CompileOptions &options) {
   return success();
 }
 } // namespace
+
+/// The fused CPU pipeline's tiles for `cpu`: the options', else the
+/// defaults and the tuning table's entry for the vector width.
+CpuTiles mlir::hkt::resolveCpuTiles(const CpuTarget &cpu,
+                                    const CompileOptions &options) {
+  auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
+  CpuTiles tiles;
+  tiles.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
+  const CpuTuning &table = cpuTuningFor(tiles.vectorBits);
+  tiles.tileQ = options.tileQ > 0 ? options.tileQ : kDefaultTileQ;
+  tiles.tileK = options.tileK > 0 ? options.tileK : kDefaultTileK;
+  tiles.registerRows =
+      options.registerRows > 0 ? options.registerRows : table.regRows;
+  tiles.registerVectors =
+      options.registerVectors > 0 ? options.registerVectors : table.regVectors;
+  tiles.source = !options.tilesSource.empty() ? options.tilesSource
+                 : options.registerRows > 0 || options.registerVectors > 0
+                     ? "options"
+                     : "table";
+  for (const CompileOptions::TileTiming &t : options.tileTimings)
+    tiles.timings.emplace_back(t.rows, t.vectors, t.minMs);
+  return tiles;
+}
 
 LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                                             const CompileOptions &options,

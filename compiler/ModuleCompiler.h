@@ -10,6 +10,7 @@
 #ifndef HKT_COMPILER_MODULECOMPILER_H
 #define HKT_COMPILER_MODULECOMPILER_H
 
+#include "compiler/Target.h"
 #include "passes/PipelineOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -34,6 +35,16 @@ struct CompileOptions {
   /// vectors (hkt-cpu-codegen's register-rows / register-vectors); 0 keeps
   /// the tuning table's entry for the target's vector width.
   int64_t registerRows = 0, registerVectors = 0;
+  /// How that register tile was chosen, for the manifest's tiles.source
+  /// (set by tuneAndCompile, Tuning.h: "tuned" or "tune-cache"); empty:
+  /// "options" where the tile is given, else "table".
+  std::string tilesSource;
+  /// tuneAndCompile's measurements, for the manifest's tiles.tuning.
+  struct TileTiming {
+    int64_t rows, vectors;
+    double minMs;
+  };
+  std::vector<TileTiming> tileTimings;
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;
@@ -60,6 +71,10 @@ struct CompileOptions {
   /// (docs/module-format.md); empty for other modules.
   std::string modelConfig;
 };
+
+/// The fused CPU pipeline's tiles for `cpu`: the options', else the
+/// defaults and the tuning table's entry for the vector width.
+CpuTiles resolveCpuTiles(const CpuTarget &cpu, const CompileOptions &options);
 
 /// Compiles `module` (consumed: it is lowered in place) into the directory
 /// `outDir`. Diagnostics go to the context's handler; on failure nothing is

@@ -490,7 +490,16 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
         {key::kTileK, target.tiles->tileK},
         {key::kVectorBits, target.tiles->vectorBits},
         {key::kRegisterRows, target.tiles->registerRows},
-        {key::kRegisterVectors, target.tiles->registerVectors}};
+        {key::kRegisterVectors, target.tiles->registerVectors},
+        {key::kTilesSource, target.tiles->source}};
+  if (target.tiles && !target.tiles->timings.empty()) {
+    llvm::json::Array timings;
+    for (auto [rows, vectors, ms] : target.tiles->timings)
+      timings.push_back(llvm::json::Object{{key::kRegisterRows, rows},
+                                           {key::kRegisterVectors, vectors},
+                                           {key::kTilesMinMs, ms}});
+    (*manifest.getObject(key::kTiles))[key::kTilesTuning] = std::move(timings);
+  }
   if (!cudaArch.empty()) {
     llvm::json::Object &t = *manifest.getObject(key::kTarget);
     t[key::kKind] = fmt::target_kind::kCuda;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlir::hkt {
@@ -22,6 +23,10 @@ struct CpuTiles {
   int64_t tileQ = 0, tileK = 0;
   int64_t vectorBits = 0;
   int64_t registerRows = 0, registerVectors = 0;
+  /// "table", "options", "tuned" or "tune-cache".
+  std::string source;
+  /// hkt-compile --tune's timings: rows, vectors, fastest call in ms.
+  std::vector<std::tuple<int64_t, int64_t, double>> timings;
 };
 
 /// The machine a module is compiled for, and what the manifest says of it.

@@ -74,6 +74,12 @@ inline constexpr const char *kTileK = "tile_k";
 inline constexpr const char *kVectorBits = "vector_bits";
 inline constexpr const char *kRegisterRows = "register_rows";
 inline constexpr const char *kRegisterVectors = "register_vectors";
+/// How the register tile was chosen: "table", "options", "tuned" (measured
+/// by hkt-compile --tune) or "tune-cache" (a choice --tune measured before).
+inline constexpr const char *kTilesSource = "source";
+/// "tuned" only: each candidate's register tile and fastest call.
+inline constexpr const char *kTilesTuning = "tuning";
+inline constexpr const char *kTilesMinMs = "min_ms";
 // target
 inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";

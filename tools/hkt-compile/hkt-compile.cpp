@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleCompiler.h"
+#include "compiler/Tuning.h"
 #include "compiler/frontend/LayerConfig.h"
 #include "compiler/frontend/ModelConfig.h"
 #include "dialect/Register.h"
@@ -31,11 +32,14 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -122,6 +126,20 @@ static cl::opt<std::string> registerTile(
              "(accumulator rows x vectors of columns; default: the tuning "
              "table's for the vector width, 8x2 with AVX-512, 6x2 with AVX2)"),
     cl::value_desc("RxV"), cl::cat(category));
+
+static cl::opt<bool> tune(
+    "tune",
+    cl::desc("Fused pipeline, CPU: time the register-tile candidates for "
+             "this CPU on the module itself (hkt-run on random inputs) and "
+             "keep the fastest; the choice is cached per CPU model and "
+             "module, so compiling it again times nothing (--tune-cache)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    tuneCache("tune-cache",
+              cl::desc("--tune's cache file (default $HKT_TUNE_CACHE, else "
+                       "$XDG_CACHE_HOME/hkt/tune-cache.json or "
+                       "~/.cache/hkt/tune-cache.json)"),
+              cl::value_desc("FILE"), cl::cat(category));
 
 static cl::opt<std::string> target(
     "target",
@@ -395,6 +413,31 @@ int main(int argc, char **argv) {
   hkt::CompileOptions options = compileOptionsFromFlags(modelConfigJson, error);
   if (!error.empty())
     return fail(error);
+  if (tune) {
+    hkt::TuneOptions tuning;
+    tuning.cachePath =
+        tuneCache.empty() ? hkt::defaultTuneCachePath() : tuneCache.getValue();
+    // The hkt-run installed beside this hkt-compile, else the one on PATH.
+    std::string self = llvm::sys::fs::getMainExecutable(
+        argv[0], reinterpret_cast<void *>(&fail));
+    SmallString<256> beside(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(beside, "hkt-run");
+    if (llvm::sys::fs::can_execute(beside)) {
+      tuning.hktRun = beside.str().str();
+    } else if (llvm::ErrorOr<std::string> found =
+                   llvm::sys::findProgramByName("hkt-run")) {
+      tuning.hktRun = *found;
+    } else {
+      return fail("--tune times the candidates with hkt-run, which is "
+                  "neither beside hkt-compile nor on PATH");
+    }
+    tuning.log = &llvm::errs();
+    if (failed(hkt::tuneAndCompile(*module, options, outputDir, tuning)))
+      return 1;
+    return 0;
+  }
+  if (tuneCache.getNumOccurrences())
+    return fail("--tune-cache goes with --tune");
   if (failed(hkt::compileToDirectory(*module, options, outputDir)))
     return 1;
   return 0;

@@ -36,3 +36,15 @@ const CpuTuning &mlir::hkt::cpuTuningFor(int64_t vectorBits) {
       best = &entry;
   return *best;
 }
+
+llvm::ArrayRef<RegisterTile>
+mlir::hkt::registerTileCandidates(int64_t vectorBits) {
+  // 16 registers: 6x2 (12 accumulators + 2 + 1), 4x2, 3x4 (12 + 4... with
+  // the broadcast 17: one reload a step, measured as a candidate).
+  static const RegisterTile k16[] = {{6, 2}, {4, 2}, {3, 4}};
+  // 32 registers: 8x2 (16 + 3), 12x2 (24 + 3), 6x4 (24 + 5), 4x4 (16 + 5).
+  static const RegisterTile k32[] = {{8, 2}, {12, 2}, {6, 4}, {4, 4}};
+  if (vectorBits >= 512)
+    return k32;
+  return k16;
+}

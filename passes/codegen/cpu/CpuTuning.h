@@ -11,6 +11,8 @@
 #ifndef HKT_PASSES_CPUTUNING_H
 #define HKT_PASSES_CPUTUNING_H
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 
 namespace mlir::hkt {
@@ -84,6 +86,18 @@ struct CpuTuning {
 /// The entry for a target with `vectorBits`-bit vector registers: the widest
 /// entry not wider than the target, or the narrowest entry.
 const CpuTuning &cpuTuningFor(int64_t vectorBits);
+
+/// A register tile: accumulator rows x vectors of columns.
+struct RegisterTile {
+  int64_t rows, vectors;
+};
+
+/// The register tiles hkt-compile --tune times for `vectorBits`-bit
+/// registers, the table's entry first: those whose accumulators, operand
+/// vectors and broadcast fit the register file (16 registers below
+/// AVX-512, 32 with it), with 2 or 4 vectors a row (a 64-wide attention
+/// tile holds whole ones).
+llvm::ArrayRef<RegisterTile> registerTileCandidates(int64_t vectorBits);
 
 } // namespace mlir::hkt
 
