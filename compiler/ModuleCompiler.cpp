@@ -196,8 +196,7 @@ CpuTiles mlir::hkt::resolveCpuTiles(const CpuTarget &cpu,
                  : options.registerRows > 0 || options.registerVectors > 0
                      ? "options"
                      : "table";
-  for (const CompileOptions::TileTiming &t : options.tileTimings)
-    tiles.timings.emplace_back(t.rows, t.vectors, t.minMs);
+  tiles.timings = options.tileTimings;
   return tiles;
 }
 

@@ -40,11 +40,7 @@ struct CompileOptions {
   /// "options" where the tile is given, else "table".
   std::string tilesSource;
   /// tuneAndCompile's measurements, for the manifest's tiles.tuning.
-  struct TileTiming {
-    int64_t rows, vectors;
-    double minMs;
-  };
-  std::vector<TileTiming> tileTimings;
+  std::vector<CpuTiles::Timing> tileTimings;
   /// When set, the optimised LLVM IR is printed here instead of writing a
   /// module (hkt-compile --emit-llvm); the output directory is not used.
   llvm::raw_ostream *emitLLVM = nullptr;

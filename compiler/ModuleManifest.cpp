@@ -494,10 +494,10 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
         {key::kTilesSource, target.tiles->source}};
   if (target.tiles && !target.tiles->timings.empty()) {
     llvm::json::Array timings;
-    for (auto [rows, vectors, ms] : target.tiles->timings)
-      timings.push_back(llvm::json::Object{{key::kRegisterRows, rows},
-                                           {key::kRegisterVectors, vectors},
-                                           {key::kTilesMinMs, ms}});
+    for (const CpuTiles::Timing &t : target.tiles->timings)
+      timings.push_back(llvm::json::Object{{key::kRegisterRows, t.rows},
+                                           {key::kRegisterVectors, t.vectors},
+                                           {key::kTilesMinMs, t.minMs}});
     (*manifest.getObject(key::kTiles))[key::kTilesTuning] = std::move(timings);
   }
   if (!cudaArch.empty()) {

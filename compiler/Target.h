@@ -10,7 +10,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace mlir::hkt {
@@ -25,8 +24,13 @@ struct CpuTiles {
   int64_t registerRows = 0, registerVectors = 0;
   /// "table", "options", "tuned" or "tune-cache".
   std::string source;
-  /// hkt-compile --tune's timings: rows, vectors, fastest call in ms.
-  std::vector<std::tuple<int64_t, int64_t, double>> timings;
+  /// hkt-compile --tune's timing of each candidate register tile.
+  struct Timing {
+    int64_t rows, vectors;
+    /// The fastest call, in milliseconds.
+    double minMs;
+  };
+  std::vector<Timing> timings;
 };
 
 /// The machine a module is compiled for, and what the manifest says of it.

@@ -10,6 +10,7 @@
 #include "compiler/Target.h"
 #include "passes/PipelineOptions.h"
 #include "passes/codegen/cpu/CpuTuning.h"
+#include "runtime/Manifest.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/StringExtras.h"
@@ -121,44 +122,6 @@ LogicalResult writeCache(Location loc, StringRef path, const Cache &cache) {
   return success();
 }
 
-/// What hkt-run needs to call the first entry of the module in `dir`: its
-/// name, and whether it has a dynamic batch (a dimension of symbol B).
-struct FirstEntry {
-  std::string name;
-  bool dynamicBatch = false;
-};
-
-FirstEntry firstEntry(StringRef dir) {
-  FirstEntry result;
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
-      llvm::MemoryBuffer::getFile(dir + "/" + fmt::kManifestFile);
-  if (!buf)
-    return result;
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buf)->getBuffer());
-  if (!json) {
-    llvm::consumeError(json.takeError());
-    return result;
-  }
-  const llvm::json::Object *manifest = json->getAsObject();
-  const llvm::json::Array *entries =
-      manifest ? manifest->getArray(fmt::key::kEntries) : nullptr;
-  if (!entries || entries->empty() || !entries->front().getAsObject())
-    return result;
-  const llvm::json::Object &entry = *entries->front().getAsObject();
-  if (std::optional<StringRef> name = entry.getString(fmt::key::kName))
-    result.name = name->str();
-  const llvm::json::Array *args = entry.getArray(fmt::key::kArgs);
-  for (const llvm::json::Value &arg : args ? *args : llvm::json::Array())
-    if (const llvm::json::Object *a = arg.getAsObject())
-      if (const llvm::json::Array *dims = a->getArray(fmt::key::kDims))
-        for (const llvm::json::Value &d : *dims)
-          if (const llvm::json::Object *dim = d.getAsObject())
-            if (dim->getString(fmt::key::kDimSymbol) == "B")
-              result.dynamicBatch = true;
-  return result;
-}
-
 /// The fastest of `calls` calls of the module's first entry on random
 /// inputs, from hkt-run --bench: dynamic lengths at their bounds, a
 /// dynamic batch at 1 (a model's bound, 1024 rows, would take minutes).
@@ -172,10 +135,19 @@ FailureOr<double> timeModule(Location loc, StringRef hktRun, StringRef dir,
   std::string callsArg = std::to_string(calls);
   SmallVector<StringRef> argv = {hktRun, dir,      "--random", "1",
                                  "--bench", callsArg, "--quiet"};
-  FirstEntry entry = firstEntry(dir);
-  if (!entry.name.empty())
-    argv.append({"--entry", entry.name});
-  if (entry.dynamicBatch)
+  // The first entry, through the runtime's reading of the manifest.
+  ::hkt::runtime::Expected<::hkt::runtime::Manifest> manifest =
+      ::hkt::runtime::readManifest((dir + "/" + fmt::kManifestFile).str());
+  if (!manifest || manifest.value().entries.empty())
+    return emitError(loc) << "--tune: the candidate in " << dir
+                          << " has no readable manifest";
+  const ::hkt::runtime::EntrySpec &entry = manifest.value().entries.front();
+  argv.append({"--entry", entry.name});
+  bool dynamicBatch = false;
+  for (const ::hkt::runtime::TensorSpec &arg : entry.args)
+    for (const std::optional<::hkt::runtime::DynamicDim> &d : arg.dims)
+      dynamicBatch |= d && d->symbol == "B";
+  if (dynamicBatch)
     argv.append({"--size", "B=1"});
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out),
                                           StringRef(out)};
