@@ -121,7 +121,10 @@ LogicalResult linkSharedObject(Location loc, StringRef object, StringRef output,
   if (!cc)
     return emitError(loc, "no linker driver found: install a C compiler "
                           "('cc' or 'clang-22') to link the shared object");
-  SmallVector<StringRef> argv = {*cc, "-shared", "-o", output, object, "-lm"};
+  // LLVM's builtins after the object: what its code generation calls and
+  // the system's libgcc lacks (the bf16 conversions), linked in statically.
+  SmallVector<StringRef> argv = {
+      *cc, "-shared", "-o", output, object, HKT_COMPILER_RT_BUILTINS, "-lm"};
   // The module finds libomp where this compiler found it.
   std::string rpath =
       ("-Wl,-rpath," + llvm::sys::path::parent_path(HKT_OPENMP_LIBRARY)).str();
@@ -143,7 +146,8 @@ FailureOr<std::unique_ptr<llvm::Module>>
 mlir::hkt::compiler::translateAndOptimize(ModuleOp module,
                                           llvm::LLVMContext &llvmContext,
                                           llvm::TargetMachine &tm,
-                                          std::vector<EntrySpec> &entries) {
+                                          std::vector<EntrySpec> &entries,
+                                          unsigned optLevel) {
   Location loc = module.getLoc();
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "hkt_module");
@@ -155,8 +159,8 @@ mlir::hkt::compiler::translateAndOptimize(ModuleOp module,
     return failure();
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return emitError(loc, "internal error: invalid LLVM IR");
-  if (llvm::Error err = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, &tm)(llvmModule.get()))
+  if (llvm::Error err = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                                  &tm)(llvmModule.get()))
     return emitError(loc) << "LLVM optimisation failed: "
                           << llvm::toString(std::move(err));
   return llvmModule;

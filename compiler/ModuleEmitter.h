@@ -28,10 +28,11 @@ namespace mlir::hkt::compiler {
 
 /// The LLVM dialect -> optimised LLVM IR for the target machine, with the
 /// packed entry points (and the device twins', which it marks in
-/// `entries`).
+/// `entries`), optimised at `optLevel` (LLVM's -O level).
 FailureOr<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &llvmContext,
-                     llvm::TargetMachine &tm, std::vector<EntrySpec> &entries);
+                     llvm::TargetMachine &tm, std::vector<EntrySpec> &entries,
+                     unsigned optLevel = 3);
 
 /// module.so and manifest.json in `tmpDir`, synced to disk.
 LogicalResult writeModuleFiles(Location loc, StringRef tmpDir,

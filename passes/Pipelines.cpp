@@ -171,11 +171,13 @@ void mlir::hkt::buildHktGpuEmulationPipeline(
     OpPassManager &pm, const NvvmPipelineOptions &options) {
   addGpuKernels(pm, options.tileQ, options.tileK, options.precision,
                 /*cublasLt=*/false);
-  pm.addPass(createHktNvvmEmulateOnCpuPass());
-  // After the emulation, when the kernels' shared arrays, fragments and
-  // global buffers are plain memrefs: each load, store and atomic checked.
+  // The kernels' own loads, stores and atomics checked (shared and global
+  // memory), before the emulation adds the accesses of its per-thread
+  // buffers: thousands more checks, whose messages upstream's cf.assert
+  // lowering makes globals one symbol-table scan each (quadratic).
   if (options.checkBounds)
     pm.addPass(createGenerateRuntimeVerificationPass());
+  pm.addPass(createHktNvvmEmulateOnCpuPass());
   // bf16 conversions as integer arithmetic: x86 has no bf16 instructions
   // before AVX512-BF16, and the libgcc of Debian 12 no __truncsfbf2.
   arith::ArithExpandOpsPassOptions expand;

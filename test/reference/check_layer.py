@@ -466,8 +466,8 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     if lengths is not None:
         cmd += ["--input", "lengths=" + len_path]
     cmd += ["--output", "y=" + y_path]
-    # The emulated GPU runs 64-thread OpenMP teams on however few cores there
-    # are: threads waiting at a barrier must sleep, not spin.
+    # The emulated GPU's blocks are OpenMP work-sharing on however few cores
+    # lit leaves: idle threads must sleep, not spin.
     env = None
     if args.target == "gpu-emulation":
         env = dict(os.environ, OMP_WAIT_POLICY="passive", KMP_BLOCKTIME="0")

@@ -1,23 +1,26 @@
-//===- GpuEmulateOnCpu.cpp - run the NVVM path's kernels on CPU threads ---===//
+//===- EmulateOnCpu.cpp - run the NVVM path's kernels on the CPU ----------===//
 //
 // A testing target (hkt-compile --target gpu-emulation): every gpu.launch of
-// the NVVM path, as hkt-nvvm-host-staging leaves it, becomes a sequential
-// loop over its blocks, each block one OpenMP team with one thread per GPU
-// thread (omp.parallel num_threads(block size)), gpu.barrier an
-// omp.barrier (a kernel with neither barriers nor warp-level ops, whose
-// threads are independent, one scf.parallel over blocks and threads), workgroup
-// memory one stack buffer per launch, the device buffers host buffers; each
-// kernel a private host function of its own, called where it was launched. The
-// kernels' IR is the one the GPU runs, barriers and shared memory included, so
-// the numerical tests check it against the float64 reference on machines
-// without a GPU; only the NVVM code generation itself is left out.
+// the NVVM path, as hkt-nvvm-host-staging leaves it, becomes a private host
+// function of its own (named for the kernel) called where it was launched;
+// in it the blocks run in parallel, each block's threads as loops between
+// barriers (ThreadLoops.cpp), or with os-threads one OpenMP team of one
+// thread per GPU thread (gpu.barrier an omp.barrier). A kernel with neither
+// barriers nor warp-level ops, whose threads are independent, is one
+// scf.parallel over blocks and threads. The device buffers are host
+// buffers. The kernels' IR is the one the GPU runs, barriers, shared memory
+// and warp-level ops per lane included, so the numerical tests check it
+// against the float64 reference on machines without a GPU; only the NVVM
+// code generation itself is left out.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/nvvm/Passes.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
+#include "passes/codegen/nvvm/ThreadLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -28,9 +31,9 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -129,8 +132,11 @@ Value MatrixOpEmulator::toTf32(OpBuilder &b, Location loc, Value x) {
 /// A fragment's buffer, on the team's stack: private to each thread.
 Value MatrixOpEmulator::privateBuffer(Location loc, gpu::MMAMatrixType type) {
   OpBuilder ab = OpBuilder::atBlockBegin(&entry);
-  return memref::AllocaOp::create(
+  auto buf = memref::AllocaOp::create(
       ab, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  // Only lane 0 touches it (lowerMatrixOps): thread loops keep one per warp.
+  buf->setAttr(hkt::kPerWarpAttr, ab.getUnitAttr());
+  return buf;
 }
 
 LogicalResult MatrixOpEmulator::emulate(Operation *op, OpBuilder &b) {
@@ -548,20 +554,14 @@ bool hasCollectiveOps(gpu::LaunchOp launch) {
       .wasInterrupted();
 }
 
-LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
+LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum,
+                      bool osThreads) {
   ImplicitLocOpBuilder b(launch.getLoc(), launch);
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, v);
   };
   IRMapping map;
   Block &body = launch.getBody().front();
-  // Workgroup memory: one buffer per launch, reused by its blocks in turn.
-  for (BlockArgument arg : launch.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(arg.getType());
-    map.map(arg,
-            memref::AllocaOp::create(
-                b, MemRefType::get(type.getShape(), type.getElementType())));
-  }
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
   map.map(launch.getGridSize().x, grid.x);
@@ -595,22 +595,59 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   }
   Value threads = arith::MulIOp::create(
       b, arith::MulIOp::create(b, block.x, block.y), block.z);
+  // The blocks: with thread loops, in parallel (OpenMP work-sharing later),
+  // each with its own heap buffers (freed at the end of the block); with
+  // OS threads, one after another, one stack buffer each for all blocks.
+  Block *scope = nullptr;
+  SmallVector<Value> freed;
+  auto perBlock = [&](MemRefType type, ValueRange sizes) -> Value {
+    if (osThreads)
+      return memref::AllocaOp::create(b, type, sizes);
+    Value buf = memref::AllocOp::create(b, type, sizes);
+    freed.push_back(buf);
+    return buf;
+  };
+  auto placeBlocks = [&] {
+    if (!osThreads) {
+      auto blocks = scf::ParallelOp::create(b, ValueRange{c(0), c(0), c(0)},
+                                            ValueRange{grid.z, grid.y, grid.x},
+                                            ValueRange{c(1), c(1), c(1)});
+      scope = blocks.getBody();
+      b.setInsertionPointToStart(scope);
+      ValueRange ivs = blocks.getInductionVars();
+      map.map(launch.getBlockIds().z, ivs[0]);
+      map.map(launch.getBlockIds().y, ivs[1]);
+      map.map(launch.getBlockIds().x, ivs[2]);
+      return;
+    }
+    auto loopZ = scf::ForOp::create(b, c(0), grid.z, c(1));
+    b.setInsertionPointToStart(loopZ.getBody());
+    auto loopY = scf::ForOp::create(b, c(0), grid.y, c(1));
+    b.setInsertionPointToStart(loopY.getBody());
+    auto loopX = scf::ForOp::create(b, c(0), grid.x, c(1));
+    b.setInsertionPointToStart(loopX.getBody());
+    map.map(launch.getBlockIds().x, loopX.getInductionVar());
+    map.map(launch.getBlockIds().y, loopY.getInductionVar());
+    map.map(launch.getBlockIds().z, loopZ.getInductionVar());
+  };
+  if (!osThreads)
+    placeBlocks();
+  // Workgroup memory.
+  for (BlockArgument arg : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(arg.getType());
+    map.map(arg,
+            perBlock(MemRefType::get(type.getShape(), type.getElementType()),
+                     ValueRange{}));
+  }
   // The warp-level ops' exchange buffer: two slots of words per thread.
   Value exchange;
   if (hasWarpOps(launch))
-    exchange = memref::AllocaOp::create(
-        b, MemRefType::get({2, ShapedType::kDynamic, kExchangeWords},
-                           b.getI32Type()),
-        ValueRange{threads});
-  auto loopZ = scf::ForOp::create(b, c(0), grid.z, c(1));
-  b.setInsertionPointToStart(loopZ.getBody());
-  auto loopY = scf::ForOp::create(b, c(0), grid.y, c(1));
-  b.setInsertionPointToStart(loopY.getBody());
-  auto loopX = scf::ForOp::create(b, c(0), grid.x, c(1));
-  b.setInsertionPointToStart(loopX.getBody());
-  map.map(launch.getBlockIds().x, loopX.getInductionVar());
-  map.map(launch.getBlockIds().y, loopY.getInductionVar());
-  map.map(launch.getBlockIds().z, loopZ.getInductionVar());
+    exchange =
+        perBlock(MemRefType::get({2, ShapedType::kDynamic, kExchangeWords},
+                                 b.getI32Type()),
+                 ValueRange{threads});
+  if (osThreads)
+    placeBlocks();
   Value threads32 = arith::IndexCastOp::create(b, b.getI32Type(), threads);
   auto team = omp::ParallelOp::create(
       b, ValueRange(), ValueRange(), Value(), threads32, ValueRange(), nullptr,
@@ -641,7 +678,18 @@ LogicalResult emulate(gpu::LaunchOp launch, func::FuncOp threadNum) {
   launch.erase();
   if (exchange && failed(WarpOpEmulator(team, exchange, tid).run()))
     return failure();
-  return lowerMatrixOps(team, laneZero);
+  if (failed(lowerMatrixOps(team, laneZero)))
+    return failure();
+  if (osThreads)
+    return success();
+  OpBuilder frees(scope->getTerminator());
+  for (Value buf : freed)
+    memref::DeallocOp::create(frees, buf.getLoc(), buf);
+  StringRef kernel = team->getParentOfType<func::FuncOp>().getName();
+  if (failed(hkt::formThreadLoops(team, tid, threads, scope, kernel)))
+    return failure();
+  threads32.getDefiningOp()->erase(); // the team's size, unused now
+  return success();
 }
 
 /// cp.async as the thread's own synchronous copy: the dst elements from
@@ -735,6 +783,7 @@ gpu::LaunchOp outlineLaunch(gpu::LaunchOp launch, SymbolTable &symbols) {
 struct HktNvvmEmulateOnCpuPass
     : public mlir::hkt::impl::HktNvvmEmulateOnCpuPassBase<
           HktNvvmEmulateOnCpuPass> {
+  using HktNvvmEmulateOnCpuPassBase::HktNvvmEmulateOnCpuPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::LaunchOp> launches;
@@ -758,7 +807,7 @@ struct HktNvvmEmulateOnCpuPass
       }
       launch = outlineLaunch(launch, symbols);
       emulateAsyncCopies(launch);
-      if (failed(emulate(launch, threadNum)))
+      if (failed(emulate(launch, threadNum, osThreads)))
         return signalPassFailure();
     }
     // Device buffers are host buffers here.
@@ -785,6 +834,8 @@ struct HktNvvmEmulateOnCpuPass
       }
       op->erase();
     }
+    if (threadNum.symbolKnownUseEmpty(module))
+      threadNum.erase();
   }
 };
 } // namespace

@@ -328,23 +328,45 @@ def HktNvvmHostStagingPass : Pass<"hkt-nvvm-host-staging", "::mlir::ModuleOp"> {
 }
 
 def HktNvvmEmulateOnCpuPass : Pass<"hkt-nvvm-emulate-on-cpu", "::mlir::ModuleOp"> {
-  let summary = "Run the NVVM path's kernels on the CPU: one OpenMP thread per GPU thread (a testing target)";
+  let summary = "Run the NVVM path's kernels on the CPU, each block's threads as loops between barriers (a testing target)";
   let description = [{
     For `hkt-compile --target gpu-emulation`: replaces each `gpu.launch`
-    (as `hkt-nvvm-host-staging` leaves it) by a sequential loop over its
-    blocks, each block an `omp.parallel` team of exactly as many threads as
-    the block has (a kernel with no barrier and no warp-level op, whose
-    threads are independent, by one `scf.parallel` over all blocks and
-    threads instead), the thread ids from `omp_get_thread_num`, `gpu.barrier`
-    as `omp.barrier`, the workgroup attributions as one stack buffer per
-    launch; `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref
-    forms; the warp-level matrix ops of the tensor-core kernel
-    (`gpu.subgroup_mma_*`) work on a private copy of the whole fragment in
-    each lane, their operands rounded to tf32. The kernel bodies are cloned
-    unchanged otherwise, barriers and shared memory included, so the numerical tests check the IR the GPU runs
-    against the float64 reference where no GPU is (docs/gpu.md).
+    (as `hkt-nvvm-host-staging` leaves it) by a call to a private host
+    function named for the kernel, in which the blocks are one
+    `scf.parallel` (OpenMP work-sharing later) and each block runs on one OS
+    thread as MCUDA does it: the ops between two barriers are one `scf.for`
+    over the block's threads. A barrier under `scf.for` or `scf.if` makes
+    that op run once for the block, its loop-carried values and results
+    per-thread buffers, its bounds or condition thread 0's, checked against
+    every other thread's at run time (`cf.assert`: on a GPU, threads that
+    disagree would not meet at the barrier). A value used past a barrier is
+    recomputed there when it is cheap and pure (index arithmetic, views,
+    constants) and otherwise kept in a per-thread buffer; the threads'
+    private buffers become one slice per thread. Workgroup memory and those
+    buffers are heap buffers of each block. A kernel with no barrier and no
+    warp-level op is one `scf.parallel` over all blocks and threads.
+    `gpu.alloc` / `gpu.memcpy` / `gpu.dealloc` become their memref forms.
+
+    The warp-level matrix ops of the f32/tf32 kernel (`gpu.subgroup_mma_*`)
+    work on a private copy of the whole fragment in lane 0, their operands
+    rounded to tf32; those of the bf16 kernels (`nvgpu.ldmatrix`,
+    `nvvm.mma.sync`, `gpu.shuffle`) per lane through an exchange buffer, by
+    the PTX ISA's fragment maps. The kernel bodies are cloned unchanged
+    otherwise, barriers and shared memory included, so the numerical tests
+    check the IR the GPU runs against the float64 reference where no GPU is
+    (docs/gpu.md).
+
+    With `os-threads`, the former scheme: the blocks one after another, each
+    an `omp.parallel` team of one OS thread per GPU thread (ids from
+    `omp_get_thread_num`, `gpu.barrier` as `omp.barrier`). The same results;
+    several times slower, since every barrier wakes every thread.
   }];
+  let options = [
+    Option<"osThreads", "os-threads", "bool", /*default=*/"false",
+           "Run each GPU thread as an OS thread of an OpenMP team per block">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",

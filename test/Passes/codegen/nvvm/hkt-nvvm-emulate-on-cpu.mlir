@@ -2,9 +2,9 @@
 
 // A launch of 3 x 2 blocks of 64 threads: a private function of its own
 // (named for the kernel), called where the launch was; in it the blocks one
-// after another, each an OpenMP team of exactly 64 threads whose ids come
-// from omp_get_thread_num, the barrier an omp.barrier, the workgroup buffer
-// one stack buffer for all blocks, the device buffers host buffers.
+// scf.parallel, each with its own heap copy of the workgroup buffer, the
+// block's threads one loop up to the barrier and one after it (the thread
+// index of each, its loop's index); the device buffers host buffers.
 // CHECK-LABEL: func.func @launch
 // CHECK-SAME: (%[[X:.+]]: memref<384xf32>)
 // CHECK: %[[D:.+]] = memref.alloc() : memref<384xf32>
@@ -13,20 +13,24 @@
 // CHECK: memref.copy %[[D]], %[[X]]
 // CHECK: memref.dealloc %[[D]]
 // CHECK: func.func private @kernel(
-// CHECK: %[[SH:.+]] = memref.alloca() : memref<64xf32>
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c1{{.*}} step
-// CHECK: scf.for %[[BY:.+]] = %{{.+}} to %c2{{.*}} step
-// CHECK: scf.for %[[BX:.+]] = %{{.+}} to %c3{{.*}} step
-// CHECK: %[[N:.+]] = arith.index_cast %{{.+}} : index to i32
-// CHECK: omp.parallel num_threads(%[[N]] : i32) {
-// CHECK: %[[TID:.+]] = func.call @omp_get_thread_num() : () -> i32
-// CHECK: memref.store %{{.+}}, %[[SH]]
-// CHECK: omp.barrier
+// CHECK: arith.muli
+// CHECK: %[[N:.+]] = arith.muli
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}) = {{.*}} to (%c1{{.*}}, %c2{{.*}}, %c3{{.*}})
+// CHECK: %[[SH:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: scf.for %[[T:.+]] = %{{.+}} to %[[N]] step
+// CHECK: %[[TX:.+]] = arith.remui %[[T]], %c64
+// CHECK: memref.store %{{.+}}, %[[SH]][%[[TX]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[T2:.+]] = %{{.+}} to %[[N]] step
+// CHECK: %[[TX2:.+]] = arith.remui %[[T2]], %c64
+// CHECK: arith.subi %c63{{.*}}, %[[TX2]]
 // CHECK: memref.load %[[SH]]
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<384xf32>
-// CHECK: omp.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[SH]]
+// CHECK-NOT: omp.
 // CHECK-NOT: gpu.
-// CHECK: func.func private @omp_get_thread_num() -> i32
+// CHECK-NOT: omp_get_thread_num
 func.func @launch(%x: memref<384xf32>) {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -61,9 +65,12 @@ func.func @launch(%x: memref<384xf32>) {
 // private buffers, the operands rounded to tf32 (the low 13 mantissa bits
 // dropped: and with 0xFFFFE000).
 // CHECK-LABEL: func.func @mma
-// CHECK: omp.parallel
-// CHECK-DAG: %[[A:.+]] = memref.alloca() : memref<16x8xf32>
-// CHECK-DAG: %[[B:.+]] = memref.alloca() : memref<8x16xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[T:.+]] =
+//   Only lane 0 touches a fragment: one per warp, at (thread / 32) x its size.
+// CHECK-DAG: arith.divui %[[T]], %c32
+// CHECK-DAG: %[[A:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8> to memref<16x8xf32>
+// CHECK-DAG: %[[B:.+]] = memref.view %{{.+}}[%{{.+}}][] : memref<?xi8> to memref<8x16xf32>
 // CHECK: %[[ZERO:.+]] = arith.cmpi eq, %{{.+}}, %c0
 // CHECK: scf.if %[[ZERO]] {
 // CHECK: memref.store %{{.+}}, %[[A]]
@@ -145,29 +152,33 @@ func.func @independent(%x: memref<128xf32>) {
 // bf16 halves (shifted into f32) of A's and B's registers by the PTX ISA's
 // fragment maps; the shuffle reads lane ^ offset.
 // CHECK-LABEL: func.func @warp_ops
-// CHECK: %[[X:.+]] = memref.alloca(%{{.+}}) : memref<2x?x10xi32>
-// CHECK: omp.parallel
-// CHECK: %[[TOGGLE:.+]] = memref.alloca() : memref<index>
+// CHECK: func.func private @kernel
+// CHECK: %[[X:.+]] = memref.alloc(%{{.+}}) : memref<2x?x10xi32>
+// CHECK: scf.for %[[T:.+]] =
+// CHECK: %[[TOGGLE:.+]] = memref.view %{{.+}} : memref<?xi8> to memref<index>
 // CHECK: %[[S0:.+]] = memref.load %[[TOGGLE]][]
-// CHECK: memref.store %{{.+}}, %[[X]][%[[S0]], %{{.+}}, %{{.+}}]
-// CHECK: omp.barrier
-// CHECK: memref.load %[[X]][%[[S0]],
+// CHECK: memref.store %{{.+}}, %[[X]][%[[S0]], %[[T]], %{{.+}}]
+// CHECK: }
+// CHECK-NEXT: scf.for %[[T1:.+]] =
+// CHECK: memref.load %[[X]][
 // CHECK: arith.bitcast %{{.+}} : bf16 to i16
 // CHECK: vector.from_elements {{.*}} : vector<4x2xi16>
 // CHECK: vector.bitcast %{{.+}} : vector<4x2xi16> to vector<4x2xbf16>
-// CHECK: omp.barrier
+// CHECK: }
+// CHECK-NEXT: scf.for
 // CHECK: vector.bitcast %{{.+}} : vector<2x2xi16> to vector<2x2xbf16>
-// CHECK: %[[S2:.+]] = memref.load %[[TOGGLE]][]
-// CHECK-COUNT-10: memref.store %{{.+}}, %[[X]][%[[S2]], %{{.+}}, %{{.+}}]
-// CHECK: omp.barrier
+// CHECK-COUNT-10: memref.store %{{.+}}, %[[X]][%{{.+}}, %{{.+}}, %{{.+}}]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c16{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
 // CHECK: arith.shli %{{.+}}, %c16_i32
 // CHECK: arith.andi %{{.+}}, %c-65536_i32
 // CHECK: math.fma
 // CHECK: llvm.insertvalue
-// CHECK-NOT: nvvm.mma.sync
-// CHECK: omp.barrier
+// CHECK: }
+// CHECK-NEXT: scf.for
 // CHECK: arith.xori
+// CHECK-NOT: nvvm.mma.sync
 // CHECK-NOT: gpu.shuffle
 // CHECK-NOT: nvgpu.ldmatrix
 func.func @warp_ops(%out: memref<32xf32>) {
@@ -215,11 +226,13 @@ func.func @shuffle_down(%out: memref<32xf32>, %v: f32) {
 // barrier still orders them before their readers): element i from the
 // source where i < srcElements, else zero. Groups and waits go.
 // CHECK-LABEL: func.func @async_copy
-// CHECK: omp.parallel
+// CHECK: memref.alloc() : memref<4x24xbf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
 // CHECK-COUNT-8: memref.load %{{.+}} : memref<4x16xbf16>
 // CHECK-NOT: memref.load %{{.+}} : memref<4x16xbf16>
 // CHECK: arith.select
-// CHECK: omp.barrier
+// CHECK: }
+// CHECK-NEXT: scf.for
 // CHECK-NOT: nvgpu.device_async
 func.func @async_copy(%src: memref<4x16xbf16>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -235,6 +248,143 @@ func.func @async_copy(%src: memref<4x16xbf16>, %n: index) {
     gpu.barrier
     %x0 = memref.load %tile[%c1, %c0] : memref<4x24xbf16, #gpu.address_space<workgroup>>
     memref.store %x0, %src[%tx, %c1] : memref<4x16xbf16>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier inside a loop: the loop runs once for the block, between the
+// thread loops of its body. Its bound, loaded by every thread, is thread
+// 0's, checked against every other thread's (cf.assert); the value it
+// carries is each thread's, through a per-thread row of the f32 buffer
+// (stored before the loop and at the end of each iteration, loaded at the
+// start of each and after it).
+// CHECK-LABEL: func.func @uniform_loop
+// CHECK: func.func private @kernel
+// CHECK-DAG: %[[IDX:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<?x?xindex>
+// CHECK-DAG: %[[F:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK: scf.for %[[T:.+]] =
+// CHECK: %[[UBT:.+]] = memref.load %{{.+}}[] : memref<index>
+// CHECK: memref.store %[[UBT]], %[[IDX]][%{{.+}}, %[[T]]]
+// CHECK: %[[FIRST:.+]] = memref.load %[[IDX]][%{{.+}}, %c0{{.*}}]
+// CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[UBT]], %[[FIRST]]
+// CHECK: cf.assert %[[SAME]], "gpu-emulation: the threads of a block of kernel kernel disagree on a loop bound or branch condition around a barrier"
+// CHECK: memref.store %{{.+}}, %[[F]][%{{.+}}, %[[T]]]
+// CHECK-NEXT: }
+// CHECK: %[[UB:.+]] = memref.load %[[IDX]][%{{.+}}, %c0{{.*}}]
+// CHECK-NEXT: scf.for %{{.+}} = %{{.+}} to %[[UB]] step %{{.+}} {
+// CHECK-NEXT: scf.for %[[T1:.+]] =
+// CHECK: %[[ACC:.+]] = memref.load %[[F]][%{{.+}}, %[[T1]]]
+// CHECK: memref.store %[[ACC]], %{{.+}} : memref<64xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[T2:.+]] =
+// CHECK: %[[ACC2:.+]] = memref.load %[[F]][%{{.+}}, %[[T2]]]
+// CHECK: %[[SUM:.+]] = arith.addf %[[ACC2]], %{{.+}}
+//   (kept past the second barrier, to be carried in the loop after it)
+// CHECK: memref.store %[[SUM]], %[[F]][%{{.+}}, %[[T2]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[T4:.+]] =
+// CHECK: memref.store %{{.+}}, %[[F]][%{{.+}}, %[[T4]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for %[[T3:.+]] =
+// CHECK: %[[R:.+]] = memref.load %[[F]][%{{.+}}, %[[T3]]]
+// CHECK: memref.store %[[R]], %{{.+}} : memref<64xf32>
+// CHECK-DAG: memref.dealloc %[[IDX]]
+// CHECK-DAG: memref.dealloc %[[F]]
+func.func @uniform_loop(%x: memref<64xf32>, %n: memref<index>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%sh : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %init = memref.load %x[%tx] : memref<64xf32>
+    %ub = memref.load %n[] : memref<index>
+    %r = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %init) -> (f32) {
+      memref.store %acc, %sh[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %j = arith.subi %c63, %tx : index
+      %v = memref.load %sh[%j] : memref<64xf32, #gpu.address_space<workgroup>>
+      %s = arith.addf %acc, %v : f32
+      gpu.barrier
+      scf.yield %s : f32
+    }
+    memref.store %r, %x[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A branch around a barrier is taken once for the block; its condition
+// here depends only on the block (recomputed there, nothing to check) and
+// its result goes through a per-thread row.
+// CHECK-LABEL: func.func @uniform_branch
+// CHECK: func.func private @kernel
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}, %[[BX:.+]]) =
+// CHECK: %[[F:.+]] = memref.alloc(%{{.+}}, %{{.+}}) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK: scf.for
+// CHECK: }
+// CHECK-NEXT: %[[C:.+]] = arith.cmpi eq, %[[BX]], %c0
+// CHECK-NEXT: scf.if %[[C]] {
+// CHECK: scf.for %[[T:.+]] =
+// CHECK: memref.store %{{.+}}, %[[F]][%{{.+}}, %[[T]]]
+// CHECK: } else {
+// CHECK: scf.for %[[T2:.+]] =
+// CHECK: memref.store %{{.+}}, %[[F]][%{{.+}}, %[[T2]]]
+// CHECK-NOT: cf.assert
+func.func @uniform_branch(%x: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%sh : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %base = arith.muli %bx, %c64 : index
+    %i = arith.addi %base, %tx : index
+    %first = arith.cmpi eq, %bx, %c0 : index
+    %r = scf.if %first -> (f32) {
+      memref.store %one, %sh[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %v = memref.load %sh[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      scf.yield %v : f32
+    } else {
+      %v = memref.load %x[%i] : memref<128xf32>
+      gpu.barrier
+      scf.yield %v : f32
+    }
+    memref.store %r, %x[%i] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier reached through other control flow: refused.
+func.func @barrier_in_while(%x: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    // expected-error @below {{reaches a barrier; the emulation forms thread loops only around scf.for and scf.if}}
+    %r = scf.while (%i = %c0) : (index) -> index {
+      %go = arith.cmpi ult, %i, %n : index
+      scf.condition(%go) %i : index
+    } do {
+    ^bb0(%j: index):
+      gpu.barrier
+      %k = arith.addi %j, %c1 : index
+      scf.yield %k : index
+    }
     gpu.terminator
   }
   return
