@@ -517,11 +517,8 @@ TEST_F(TasksText, Errors) {
 
 TEST(TasksTextSample, ShippedSampleFile) {
   // test/Tools/Inputs/sample-text.tsv, used by the hkt-run tests.
-  // Found from this file's path (CMake compiles it by its absolute path).
-  std::string self = __FILE__;
-  size_t at = self.rfind("test/Unit/TasksTest.cpp");
-  ASSERT_NE(at, std::string::npos) << self;
-  std::string file = self.substr(0, at) + "test/Tools/Inputs/sample-text.tsv";
+  std::string file =
+      std::string(HKT_SOURCE_ROOT) + "/test/Tools/Inputs/sample-text.tsv";
   auto task = openOrFail("text:" + file, 100);
   ASSERT_TRUE(task);
   EXPECT_EQ(task->classes(), 2);

@@ -742,8 +742,14 @@ void emulateAsyncCopies(gpu::LaunchOp launch) {
 /// kernel, and called where it was: the module's entries stay short (LLVM's
 /// OpenMP outlining walks the whole function once per parallel region, so a
 /// model entry with hundreds of inline kernels took minutes), and profiles
-/// of the emulation name the kernels. Returns the launch in its function.
-gpu::LaunchOp outlineLaunch(gpu::LaunchOp launch, SymbolTable &symbols) {
+/// of the emulation name the kernels. The function is not yet in the
+/// module's symbol table (its name may be taken).
+struct OutlinedKernel {
+  func::FuncOp kernel;
+  func::CallOp call;
+  gpu::LaunchOp launch; // in `kernel`
+};
+OutlinedKernel outlineLaunch(gpu::LaunchOp launch) {
   SetVector<Value> used;
   getUsedValuesDefinedAbove(launch->getRegions(), used);
   for (Value operand : launch->getOperands())
@@ -764,7 +770,6 @@ gpu::LaunchOp outlineLaunch(gpu::LaunchOp launch, SymbolTable &symbols) {
   auto kernel = func::FuncOp::create(b, launch.getLoc(), name,
                                      b.getFunctionType(types, {}));
   kernel.setPrivate();
-  symbols.insert(kernel); // renamed if the name is taken
   Block *entry = kernel.addEntryBlock();
   IRMapping map;
   for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
@@ -773,12 +778,56 @@ gpu::LaunchOp outlineLaunch(gpu::LaunchOp launch, SymbolTable &symbols) {
   for (Value v : constants)
     map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
   auto moved = cast<gpu::LaunchOp>(b.clone(*launch, map));
+  // The name is the function's now; the launch's would tell the launches
+  // of one kernel body apart (mergeEquivalentKernels).
+  moved.removeFunctionAttr();
+  moved.removeModuleAttr();
   func::ReturnOp::create(b, launch.getLoc());
   b.setInsertionPoint(launch);
-  func::CallOp::create(b, launch.getLoc(), kernel, captured);
+  auto call = func::CallOp::create(b, launch.getLoc(), kernel, captured);
   launch.erase();
-  return moved;
+  return {kernel, call, moved};
 }
+
+/// A hash of the ops of `fn`'s body, names and attributes but not its own
+/// name: equal for kernels that may be equivalent.
+llvm::hash_code bodyHash(func::FuncOp fn) {
+  llvm::hash_code hash = mlir::hash_value(Type(fn.getFunctionType()));
+  fn.getBody().walk([&](Operation *op) {
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op, OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::ignoreHashValue,
+                  OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// The kernels emulated so far, by their bodies: a kernel whose body is
+/// the same op for op as an earlier one's (a GEMM, a fill or a copy
+/// launched at several places on the same shapes) is emulated once, every
+/// call going to the first. A kernel's emulation is thousands of ops (the
+/// warp-level ops per lane): this more than halves the IR of an emulated
+/// layer's backward, and its compile time.
+class KernelsByBody {
+public:
+  /// The earlier kernel equivalent to `kernel`, or null (then `kernel` is
+  /// recorded).
+  func::FuncOp findOrInsert(func::FuncOp kernel) {
+    SmallVector<func::FuncOp, 1> &bucket = buckets[bodyHash(kernel)];
+    for (func::FuncOp other : bucket)
+      if (other.getFunctionType() == kernel.getFunctionType() &&
+          OperationEquivalence::isRegionEquivalentTo(
+              &other.getBody(), &kernel.getBody(),
+              OperationEquivalence::IgnoreLocations))
+        return other;
+    bucket.push_back(kernel);
+    return {};
+  }
+
+private:
+  llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> buckets;
+};
 
 struct HktNvvmEmulateOnCpuPass
     : public mlir::hkt::impl::HktNvvmEmulateOnCpuPassBase<
@@ -798,6 +847,8 @@ struct HktNvvmEmulateOnCpuPass
       threadNum.setPrivate();
     }
     SymbolTable symbols(module);
+    SmallVector<OutlinedKernel> kernels;
+    KernelsByBody byBody;
     for (gpu::LaunchOp launch : launches) {
       if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
           launch.getClusterSizeX()) {
@@ -805,9 +856,19 @@ struct HktNvvmEmulateOnCpuPass
                            "emulated");
         return signalPassFailure();
       }
-      launch = outlineLaunch(launch, symbols);
-      emulateAsyncCopies(launch);
-      if (failed(emulate(launch, threadNum, osThreads)))
+      OutlinedKernel k = outlineLaunch(launch);
+      if (func::FuncOp same = byBody.findOrInsert(k.kernel)) {
+        k.call.setCallee(same.getSymName());
+        k.kernel.erase();
+        continue;
+      }
+      symbols.insert(k.kernel); // renamed if the name is taken
+      k.call.setCallee(k.kernel.getSymName());
+      kernels.push_back(k);
+    }
+    for (OutlinedKernel &k : kernels) {
+      emulateAsyncCopies(k.launch);
+      if (failed(emulate(k.launch, threadNum, osThreads)))
         return signalPassFailure();
     }
     // Device buffers are host buffers here.

@@ -142,6 +142,59 @@ func.func @independent(%x: memref<128xf32>) {
 
 // -----
 
+// Launches whose bodies are the same op for op (the same kernel at two
+// places, on buffers of one type) are emulated once: both calls go to the
+// first kernel's function; a launch whose body differs (its constant) keeps
+// its own.
+// CHECK-LABEL: func.func @same_kernel_twice
+// CHECK: call @scale(%{{.+}}) : (memref<128xf32>) -> ()
+// CHECK-NEXT: call @scale(%{{.+}}) : (memref<128xf32>) -> ()
+// CHECK-NEXT: call @scale_0(%{{.+}}) : (memref<128xf32>) -> ()
+// CHECK-NOT: call
+// CHECK: func.func private @scale_0(
+// CHECK: arith.constant 3.0
+// CHECK: func.func private @scale(
+// CHECK: arith.constant 2.0
+// CHECK-NOT: func.func private @scale
+func.func @same_kernel_twice(%x: memref<128xf32>, %y: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %bx, %c32 : index
+    %i = arith.addi %base, %tx : index
+    %v = memref.load %x[%i] : memref<128xf32>
+    %two = arith.constant 2.0 : f32
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %x[%i] : memref<128xf32>
+    gpu.terminator
+  } {function = @scale}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %bx, %c32 : index
+    %i = arith.addi %base, %tx : index
+    %v = memref.load %y[%i] : memref<128xf32>
+    %two = arith.constant 2.0 : f32
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %y[%i] : memref<128xf32>
+    gpu.terminator
+  } {function = @scale}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %bx, %c32 : index
+    %i = arith.addi %base, %tx : index
+    %v = memref.load %y[%i] : memref<128xf32>
+    %three = arith.constant 3.0 : f32
+    %w = arith.mulf %v, %three : f32
+    memref.store %w, %y[%i] : memref<128xf32>
+    gpu.terminator
+  } {function = @scale}
+  return
+}
+
+// -----
+
 // The bf16 kernels' warp-level ops, per lane (after hkt-nvvm-lower-bf16-mma,
 // as the pipeline runs them): each op puts the lane's words (ldmatrix: its
 // row address; mma.sync: its A, B and C registers; shuffle: its value) in
