@@ -794,11 +794,11 @@ OutlinedKernel outlineLaunch(gpu::LaunchOp launch) {
 llvm::hash_code bodyHash(func::FuncOp fn) {
   llvm::hash_code hash = mlir::hash_value(Type(fn.getFunctionType()));
   fn.getBody().walk([&](Operation *op) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  op, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
+    hash =
+        llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                     op, OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::IgnoreLocations));
   });
   return hash;
 }
