@@ -8,8 +8,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${HKT_BUILD_DIR:-$root/build}"
 "$root/scripts/setup.sh"
+echo "hkt: setup (install + build) took $SECONDS s"
 
 results="$build/test-results.json"
+start=$SECONDS
 set +e
 /usr/lib/llvm-22/bin/lit -sv --time-tests -o "$results" "$build/test" "$build/test/Unit"
 status=$?
@@ -27,6 +29,7 @@ print(f"{sys.argv[1]}: {ok} passed, {bad} failed, {skipped} skipped")
 PY
 }
 summary hkt "$results"
+echo "hkt: $((SECONDS - start)) s (tests)"
 
 # The sanitizer pass: the same tests' fast part (unit tests, tools, dialect,
 # passes, one small integration test) on a build with ASan + UBSan in
