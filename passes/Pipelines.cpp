@@ -197,6 +197,8 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
   // Shared arrays above 48 KiB (head width 256) in dynamic shared memory.
   pm.addPass(createHktNvvmDynamicSharedMemoryPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // A kernel launched at several places compiled once.
+  pm.addPass(createHktNvvmMergeEquivalentKernelsPass());
   // ldmatrix and the other nvgpu ops of the bf16 kernels (RECIPE 1.2).
   pm.addPass(createConvertNVGPUToNVVMPass());
   // wmma needs 32-byte aligned shared fragments.

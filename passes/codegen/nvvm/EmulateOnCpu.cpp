@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/nvvm/KernelEquivalence.h"
 #include "passes/codegen/nvvm/Passes.h"
 #include "passes/codegen/nvvm/TargetInfo.h"
 #include "passes/codegen/nvvm/ThreadLoops.h"
@@ -779,7 +780,7 @@ OutlinedKernel outlineLaunch(gpu::LaunchOp launch) {
     map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
   auto moved = cast<gpu::LaunchOp>(b.clone(*launch, map));
   // The name is the function's now; the launch's would tell the launches
-  // of one kernel body apart (mergeEquivalentKernels).
+  // of one kernel body apart (EquivalentOps below).
   moved.removeFunctionAttr();
   moved.removeModuleAttr();
   func::ReturnOp::create(b, launch.getLoc());
@@ -788,46 +789,6 @@ OutlinedKernel outlineLaunch(gpu::LaunchOp launch) {
   launch.erase();
   return {kernel, call, moved};
 }
-
-/// A hash of the ops of `fn`'s body, names and attributes but not its own
-/// name: equal for kernels that may be equivalent.
-llvm::hash_code bodyHash(func::FuncOp fn) {
-  llvm::hash_code hash = mlir::hash_value(Type(fn.getFunctionType()));
-  fn.getBody().walk([&](Operation *op) {
-    hash =
-        llvm::hash_combine(hash, OperationEquivalence::computeHash(
-                                     op, OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::IgnoreLocations));
-  });
-  return hash;
-}
-
-/// The kernels emulated so far, by their bodies: a kernel whose body is
-/// the same op for op as an earlier one's (a GEMM, a fill or a copy
-/// launched at several places on the same shapes) is emulated once, every
-/// call going to the first. A kernel's emulation is thousands of ops (the
-/// warp-level ops per lane): this more than halves the IR of an emulated
-/// layer's backward, and its compile time.
-class KernelsByBody {
-public:
-  /// The earlier kernel equivalent to `kernel`, or null (then `kernel` is
-  /// recorded).
-  func::FuncOp findOrInsert(func::FuncOp kernel) {
-    SmallVector<func::FuncOp, 1> &bucket = buckets[bodyHash(kernel)];
-    for (func::FuncOp other : bucket)
-      if (other.getFunctionType() == kernel.getFunctionType() &&
-          OperationEquivalence::isRegionEquivalentTo(
-              &other.getBody(), &kernel.getBody(),
-              OperationEquivalence::IgnoreLocations))
-        return other;
-    bucket.push_back(kernel);
-    return {};
-  }
-
-private:
-  llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> buckets;
-};
 
 struct HktNvvmEmulateOnCpuPass
     : public mlir::hkt::impl::HktNvvmEmulateOnCpuPassBase<
@@ -848,7 +809,12 @@ struct HktNvvmEmulateOnCpuPass
     }
     SymbolTable symbols(module);
     SmallVector<OutlinedKernel> kernels;
-    KernelsByBody byBody;
+    // A kernel whose body is the same op for op as an earlier one's (a GEMM,
+    // a fill or a copy launched at several places on the same shapes) is
+    // emulated once, every call going to the first: a kernel's emulation is
+    // thousands of ops (the warp-level ops per lane), so this more than
+    // halves the IR of an emulated layer's backward, and its compile time.
+    hkt::nvvm::EquivalentOps byBody;
     for (gpu::LaunchOp launch : launches) {
       if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
           launch.getClusterSizeX()) {
@@ -857,7 +823,8 @@ struct HktNvvmEmulateOnCpuPass
         return signalPassFailure();
       }
       OutlinedKernel k = outlineLaunch(launch);
-      if (func::FuncOp same = byBody.findOrInsert(k.kernel)) {
+      if (auto same =
+              cast_or_null<func::FuncOp>(byBody.findOrInsert(k.kernel))) {
         k.call.setCallee(same.getSymName());
         k.kernel.erase();
         continue;

@@ -376,6 +376,28 @@ def HktNvvmEmulateOnCpuPass : Pass<"hkt-nvvm-emulate-on-cpu", "::mlir::ModuleOp"
                            "::mlir::vector::VectorDialect"];
 }
 
+def HktNvvmMergeEquivalentKernelsPass
+    : Pass<"hkt-nvvm-merge-equivalent-kernels", "::mlir::ModuleOp"> {
+  let summary = "One gpu.module per distinct kernel body: launches of the same kernel share it";
+  let description = [{
+    After `gpu-kernel-outlining` every launch has a kernel in a `gpu.module`
+    of its own, so a kernel launched at several places (the bf16 GEMM of
+    every projection of one shape, a fill, a copy) would be compiled,
+    assembled and loaded once per place. Of the modules whose one kernel is
+    the same op for op (its name aside) and whose other ops are the same,
+    the first is kept, every `gpu.launch_func` of the others points at its
+    kernel, and they are erased.
+
+    ```mlir
+    gpu.launch_func @fill_1::@fill_1 ...   // fill_1 and fill_4: one body
+    gpu.launch_func @fill_4::@fill_4 ...
+    // becomes
+    gpu.launch_func @fill_1::@fill_1 ...
+    gpu.launch_func @fill_1::@fill_1 ...   // gpu.module @fill_4 erased
+    ```
+  }];
+}
+
 def HktNvvmAlignWorkgroupMemoryPass : Pass<"hkt-nvvm-align-workgroup-memory"> {
   let summary = "Align every workgroup attribution of the kernels (llvm.align) for the tensor cores";
   let description = [{
