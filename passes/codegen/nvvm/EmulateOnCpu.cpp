@@ -833,6 +833,8 @@ struct HktNvvmEmulateOnCpuPass
       k.call.setCallee(k.kernel.getSymName());
       kernels.push_back(k);
     }
+    // Emulated once all are outlined: the comparison needs the bodies as
+    // launched.
     for (OutlinedKernel &k : kernels) {
       emulateAsyncCopies(k.launch);
       if (failed(emulate(k.launch, threadNum, osThreads)))

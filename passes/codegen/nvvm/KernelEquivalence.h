@@ -1,5 +1,4 @@
-//===- KernelEquivalence.h - kernels that are the same op for op -*- C++
-//-*-===//
+//===- KernelEquivalence.h - kernels the same op for op ---------*- C++ -*-===//
 //
 // The launches of one kernel body at several places (the GEMM of every
 // projection of one shape, fills, copies) each become a kernel of their own

@@ -37,22 +37,19 @@ gpu::GPUFuncOp soleKernel(gpu::GPUModuleOp module) {
   return kernel;
 }
 
-/// `a` and `b` hold kernels that are the same op for op and otherwise the
-/// same ops (declarations, globals), names included.
-bool sameModule(gpu::GPUModuleOp a, gpu::GPUModuleOp b) {
+/// The ops of `a` and `b` other than their kernels (declarations, globals)
+/// are the same, names included, and so are the modules' attributes.
+bool sameBesideKernels(gpu::GPUModuleOp a, gpu::GPUModuleOp b) {
   if (attributesButName(a) != attributesButName(b))
     return false;
   Block &ba = a.getBodyRegion().front(), &bb = b.getBodyRegion().front();
   if (ba.getOperations().size() != bb.getOperations().size())
     return false;
-  for (auto [oa, ob] : llvm::zip(ba, bb)) {
-    bool equal = isa<gpu::GPUFuncOp>(oa)
-                     ? isEquivalentIgnoringName(&oa, &ob)
-                     : OperationEquivalence::isEquivalentTo(
-                           &oa, &ob, OperationEquivalence::IgnoreLocations);
-    if (!equal)
+  for (auto [oa, ob] : llvm::zip(ba, bb))
+    if (!isa<gpu::GPUFuncOp>(oa) &&
+        !OperationEquivalence::isEquivalentTo(
+            &oa, &ob, OperationEquivalence::IgnoreLocations))
       return false;
-  }
   return true;
 }
 
@@ -61,7 +58,7 @@ struct HktNvvmMergeEquivalentKernelsPass
           HktNvvmMergeEquivalentKernelsPass> {
   void runOnOperation() override {
     ModuleOp top = getOperation();
-    llvm::DenseMap<llvm::hash_code, SmallVector<gpu::GPUModuleOp, 1>> seen;
+    EquivalentOps kernels;
     // Each erased module's name -> the kept kernel.
     llvm::DenseMap<StringAttr, SymbolRefAttr> replacement;
     SmallVector<gpu::GPUModuleOp> erased;
@@ -69,20 +66,14 @@ struct HktNvvmMergeEquivalentKernelsPass
       gpu::GPUFuncOp kernel = soleKernel(module);
       if (!kernel)
         continue;
-      llvm::hash_code hash = llvm::hash_value(module->getNumRegions());
-      for (Operation &op : module.getBodyRegion().front())
-        hash = llvm::hash_combine(hash, hashIgnoringName(&op));
-      SmallVector<gpu::GPUModuleOp, 1> &bucket = seen[hash];
-      auto same = llvm::find_if(bucket, [&](gpu::GPUModuleOp other) {
-        return sameModule(other, module);
-      });
-      if (same == bucket.end()) {
-        bucket.push_back(module);
+      auto same = cast_or_null<gpu::GPUFuncOp>(kernels.findOrInsert(kernel));
+      if (!same)
         continue;
-      }
+      auto kept = same->getParentOfType<gpu::GPUModuleOp>();
+      if (!sameBesideKernels(kept, module))
+        continue;
       replacement[module.getSymNameAttr()] = SymbolRefAttr::get(
-          same->getSymNameAttr(),
-          {SymbolRefAttr::get(soleKernel(*same).getNameAttr())});
+          kept.getSymNameAttr(), {SymbolRefAttr::get(same.getNameAttr())});
       erased.push_back(module);
     }
     top.walk([&](gpu::LaunchFuncOp launch) {
