@@ -221,6 +221,14 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                           << "': it exists and is not a compiled hkt module "
                              "(no manifest.json)";
 
+  FailureOr<std::optional<DataParallelSpec>> dataParallel =
+      collectDataParallel(module);
+  if (failed(dataParallel))
+    return failure();
+  if (*dataParallel && targetKind != CodegenTarget::Cpu)
+    return emitError(loc) << "a data-parallel module (--ranks) compiles for "
+                             "--target cpu only (its collectives are MPI "
+                             "calls on host buffers)";
   FailureOr<std::vector<EntrySpec>> entries = collectEntries(module);
   if (failed(entries) || failed(lowerToLLVMDialect(module, targetKind, *target,
                                                    options, chips, *entries)))
@@ -268,7 +276,7 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
                           << "': " << ec.message();
   TempDirGuard guard{tmpDir.str().str()};
   if (failed(writeModuleFiles(loc, tmpDir, **llvmModule, tm, *target, *entries,
-                              options, cudaArch)))
+                              options, cudaArch, *dataParallel)))
     return failure();
   FailureOr<std::string> old = swapIntoPlace(loc, tmpDir, outDir);
   if (failed(old))

@@ -170,7 +170,8 @@ LogicalResult mlir::hkt::compiler::writeModuleFiles(
     Location loc, StringRef tmpDir, llvm::Module &llvmModule,
     llvm::TargetMachine &tm, const CpuTarget &target,
     const std::vector<EntrySpec> &entries, const CompileOptions &options,
-    const std::string &cudaArch) {
+    const std::string &cudaArch,
+    const std::optional<DataParallelSpec> &dataParallel) {
   std::string objectPath = (tmpDir + "/module.o").str();
   {
     std::error_code ec;
@@ -195,8 +196,9 @@ LogicalResult mlir::hkt::compiler::writeModuleFiles(
     llvm::raw_fd_ostream os((tmpDir + "/" + fmt::kManifestFile).str(), ec);
     if (ec)
       return emitError(loc) << "cannot write the manifest: " << ec.message();
-    os << llvm::formatv("{0:2}", manifestJson(target, entries,
-                                              options.modelConfig, cudaArch))
+    os << llvm::formatv("{0:2}",
+                        manifestJson(target, entries, options.modelConfig,
+                                     cudaArch, dataParallel))
        << "\n";
   }
 

@@ -35,12 +35,12 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &llvmContext,
                      unsigned optLevel = 3);
 
 /// module.so and manifest.json in `tmpDir`, synced to disk.
-LogicalResult writeModuleFiles(Location loc, StringRef tmpDir,
-                               llvm::Module &llvmModule,
-                               llvm::TargetMachine &tm, const CpuTarget &target,
-                               const std::vector<EntrySpec> &entries,
-                               const CompileOptions &options,
-                               const std::string &cudaArch);
+LogicalResult
+writeModuleFiles(Location loc, StringRef tmpDir, llvm::Module &llvmModule,
+                 llvm::TargetMachine &tm, const CpuTarget &target,
+                 const std::vector<EntrySpec> &entries,
+                 const CompileOptions &options, const std::string &cudaArch,
+                 const std::optional<DataParallelSpec> &dataParallel);
 
 /// Moves the module in `tmpDir` to `outDir`, replacing an old module there.
 /// Returns the directory that holds the old module afterwards ("" if none).

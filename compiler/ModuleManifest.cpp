@@ -9,11 +9,14 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -357,6 +360,12 @@ mlir::hkt::compiler::collectEntries(ModuleOp module) {
       continue;
     EntrySpec entry;
     entry.name = fn.getSymName().str();
+    // The collectives of a data-parallel train step are in its own body.
+    entry.collectives = fn.walk([](Operation *op) {
+                            return isa<shard::ShardDialect>(op->getDialect())
+                                       ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+                          }).wasInterrupted();
     for (unsigned i = 0; i < fn.getNumResults(); ++i) {
       auto inOut = fn.getResultAttrOfType<IntegerAttr>(i, fmt::attr::kInOut);
       entry.resultInOut.push_back(
@@ -429,10 +438,32 @@ void WorkingMemoryInstrumentation::runBeforePass(Pass *pass, Operation *op) {
       entry.workingMemory = analysis.analyse(fn);
 }
 
-llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
-                                                    ArrayRef<EntrySpec> entries,
-                                                    StringRef modelConfig,
-                                                    StringRef cudaArch) {
+FailureOr<std::optional<DataParallelSpec>>
+mlir::hkt::compiler::collectDataParallel(ModuleOp module) {
+  SmallVector<shard::GridOp> grids(module.getOps<shard::GridOp>());
+  if (grids.empty())
+    return std::optional<DataParallelSpec>();
+  shard::GridOp grid = grids.front();
+  if (grids.size() != 1 || grid.getRank() != 1 ||
+      ShapedType::isDynamic(grid.getShape().front()))
+    return grid.emitError("a data-parallel module has one 1-D grid of "
+                          "static size (its number of ranks)");
+  DataParallelSpec spec;
+  spec.ranks = grid.getShape().front();
+  spec.mpi = "OpenMPI";
+  if (auto dlti = module->getAttrOfType<DLTIQueryInterface>("mpi.dlti")) {
+    FailureOr<Attribute> impl = dlti.query(DataLayoutEntryKey(
+        StringAttr::get(module.getContext(), "MPI:Implementation")));
+    if (succeeded(impl))
+      if (auto name = dyn_cast<StringAttr>(*impl))
+        spec.mpi = name.str();
+  }
+  return std::optional<DataParallelSpec>(spec);
+}
+
+llvm::json::Value mlir::hkt::compiler::manifestJson(
+    const CpuTarget &target, ArrayRef<EntrySpec> entries, StringRef modelConfig,
+    StringRef cudaArch, const std::optional<DataParallelSpec> &dataParallel) {
   namespace key = fmt::key;
   auto tensors = [](ArrayRef<TensorSpec> specs) {
     llvm::json::Array out;
@@ -468,6 +499,8 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
         {key::kResults, tensors(entry.results)}};
     if (entry.deviceTwin)
       obj[key::kDeviceSymbol] = fmt::kDevicePackedSymbolPrefix + entry.name;
+    if (entry.collectives)
+      obj[key::kCollectives] = true;
     if (entry.workingMemory) {
       obj[key::kWorkingMemory] = entry.workingMemory->first;
       obj[key::kWorkingMemoryPerThread] = entry.workingMemory->second;
@@ -505,6 +538,9 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(const CpuTarget &target,
     t[key::kKind] = fmt::target_kind::kCuda;
     t[key::kArch] = cudaArch.str();
   }
+  if (dataParallel)
+    manifest[key::kDataParallel] = llvm::json::Object{
+        {key::kRanks, dataParallel->ranks}, {key::kMpi, dataParallel->mpi}};
   if (!modelConfig.empty()) {
     if (llvm::Expected<llvm::json::Value> model =
             llvm::json::parse(modelConfig))

@@ -63,7 +63,23 @@ struct EntrySpec {
   /// A GPU module's entry has a twin taking device memory
   /// (fmt::kDeviceTwinSuffix); set when its packed symbol is emitted.
   bool deviceTwin = false;
+  /// The entry calls collectives (shard ops, MPI calls once lowered): it
+  /// runs in every rank of a data-parallel job.
+  bool collectives = false;
 };
+
+/// A data-parallel module's collectives: the ranks its grid spans and the
+/// MPI implementation whose ABI its calls use (the module's `mpi.dlti`,
+/// Open MPI without one).
+struct DataParallelSpec {
+  int64_t ranks = 0;
+  std::string mpi;
+};
+
+/// The data-parallel spec of a module with a `shard.grid` (before its
+/// lowering), none without one; an error for a grid that is not 1-D of
+/// static size.
+FailureOr<std::optional<DataParallelSpec>> collectDataParallel(ModuleOp module);
 
 /// Every public function of `module` as an entry, its arguments prepared
 /// for bufferization (in-out ones writable, the others read-only) and its
@@ -85,9 +101,10 @@ struct WorkingMemoryInstrumentation : PassInstrumentation {
 
 /// The manifest of a module of `entries` for `target` (with a model's
 /// config, and for a cuda module its architectures).
-llvm::json::Value manifestJson(const CpuTarget &target,
-                               ArrayRef<EntrySpec> entries,
-                               StringRef modelConfig, StringRef cudaArch);
+llvm::json::Value
+manifestJson(const CpuTarget &target, ArrayRef<EntrySpec> entries,
+             StringRef modelConfig, StringRef cudaArch,
+             const std::optional<DataParallelSpec> &dataParallel);
 
 } // namespace mlir::hkt::compiler
 

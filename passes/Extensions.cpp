@@ -31,6 +31,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/TransformOps/MemRefTransformOps.h"
 #include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
@@ -67,6 +68,24 @@ struct BarrierMemoryEffects
                  &effects) const {
     effects.emplace_back(MemoryEffects::Read::get());
     effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
+/// mpi.allreduce reads its send buffer and writes its receive buffer; MLIR
+/// 22 declares no effects, and ownership-based deallocation refuses ops with
+/// unknown ones on memrefs (a data-parallel train step's gradient sums).
+struct AllReduceMemoryEffects
+    : public MemoryEffectOpInterface::ExternalModel<AllReduceMemoryEffects,
+                                                    mpi::AllReduceOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    auto allReduce = cast<mpi::AllReduceOp>(op);
+    effects.emplace_back(MemoryEffects::Read::get(),
+                         &allReduce.getSendbufMutable());
+    effects.emplace_back(MemoryEffects::Write::get(),
+                         &allReduce.getRecvbufMutable());
   }
 };
 } // namespace
@@ -119,6 +138,10 @@ void mlir::hkt::registerHktExtensions(DialectRegistry &registry) {
     gpu::BarrierOp::attachInterface<BarrierMemoryEffects>(*ctx);
   });
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // Data-parallel training's collectives.
+  registry.addExtension(+[](MLIRContext *ctx, mpi::MPIDialect *) {
+    mpi::AllReduceOp::attachInterface<AllReduceMemoryEffects>(*ctx);
+  });
   registerGPUDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);

@@ -14,6 +14,7 @@
 #include "passes/codegen/cpu/Passes.h"
 #include "passes/codegen/nvvm/Passes.h"
 #include "passes/conversion/Passes.h"
+#include "passes/distributed/Passes.h"
 #include "passes/transforms/Passes.h"
 
 #include "mlir/Pass/Pass.h"
@@ -128,6 +129,12 @@ struct AutodiffPipelineOptions
   Option<int64_t> maxBatch{*this, "max-batch",
                            llvm::cl::desc("model: the largest batch"),
                            llvm::cl::init(kDefaultMaxBatch)};
+  Option<int64_t> ranks{
+      *this, "ranks",
+      llvm::cl::desc("model: data-parallel train step for this many ranks "
+                     "(its gradients summed over a shard grid); 0: one "
+                     "process"),
+      llvm::cl::init(0)};
 };
 
 /// The gradient entries hkt-compile --backward adds (and a model's training

@@ -45,6 +45,11 @@ using namespace mlir;
 /// Tensors -> memrefs with identity layouts at function boundaries, results
 /// as caller-owned out-parameters (docs/module-format.md), no leaks.
 static void addBufferization(OpPassManager &pm) {
+  // A data-parallel train step's collectives (shard.all_reduce on tensors)
+  // -> MPI on buffers (docs/training.md, "Several processes").
+  pm.addPass(createConvertShardToMPIPass());
+  pm.addPass(hkt::createHktMpiSeparateAllreduceBuffersPass());
+  pm.addPass(hkt::createHktMpiWorldCommunicatorPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -78,6 +83,7 @@ static void addLowerToLLVM(OpPassManager &pm, bool openmp = false) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(hkt::createHktConvertMpiToLLVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -262,6 +268,7 @@ void mlir::hkt::buildHktAutodiffPipeline(
   if (options.model) {
     HktModelTrainingEntriesPassOptions entries;
     entries.maxBatch = options.maxBatch;
+    entries.ranks = options.ranks;
     pm.addPass(createHktModelTrainingEntriesPass(entries));
   }
 }
@@ -272,6 +279,7 @@ void mlir::hkt::registerHktPassesAndPipelines() {
   registerHktConversionPasses();
   registerHktCpuCodegenPasses();
   registerHktNvvmCodegenPasses();
+  registerHktDistributedPasses();
   PassPipelineRegistration<AutodiffPipelineOptions>(
       kAutodiffPipelineArg,
       "Add the gradient entries (NAME_grad; for a model, loss_grad and "

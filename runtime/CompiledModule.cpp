@@ -11,6 +11,7 @@
 #include "runtime/Internal.h"
 #include "runtime/MemoryCheck.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -208,6 +209,56 @@ Status checkHost(const Manifest &mf, const std::string &dir,
   return Status::success();
 }
 
+/// A data-parallel module calls MPI (docs/module-format.md, "Data
+/// parallel"): the library goes in first, global, so that the module's
+/// references to it resolve when it is loaded (and Open MPI's own plugins
+/// find its symbols). Nothing is linked at build time: a process without
+/// MPI runs every other module.
+Status loadMpiLibrary(const DataParallelSpec &spec) {
+  if (spec.mpi != "OpenMPI")
+    return Status::error(
+        concat("it calls MPI through ", inQuotes(spec.mpi),
+               "'s ABI; this runtime loads Open MPI (recompile with "
+               "hkt-compile --ranks, which targets Open MPI)"));
+  const char *path = std::getenv("HKT_MPI_LIBRARY");
+  std::string library = path && *path ? path : "libmpi.so.40";
+  if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    return Status::success();
+  const char *err = ::dlerror();
+  return Status::error(
+      concat("it is data-parallel (compiled with --ranks ", spec.ranks,
+             ") and needs Open MPI's library ", library,
+             ", which did not load (", err ? err : "unknown error",
+             "); install Open MPI (Debian: apt-get install openmpi-bin) or set "
+             "HKT_MPI_LIBRARY to its libmpi.so"));
+}
+
+/// An entry that calls MPI collectives runs only inside an MPI job of its
+/// ranks: called in a process where MPI is not initialised, Open MPI would
+/// abort the process; in a job of another size, the sums would be wrong or
+/// never complete. (Open MPI's ABI: MPI_Comm is a pointer.)
+Status checkMpiWorld(const EntrySpec &spec) {
+  using Initialized = int (*)(int *);
+  using CommSize = int (*)(void *, int *);
+  auto initialized =
+      reinterpret_cast<Initialized>(::dlsym(RTLD_DEFAULT, "MPI_Initialized"));
+  auto commSize =
+      reinterpret_cast<CommSize>(::dlsym(RTLD_DEFAULT, "MPI_Comm_size"));
+  void *world = ::dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+  std::string what = concat(
+      "entry '", spec.name, "' sums over ", spec.collectiveRanks,
+      " MPI ranks (a data-parallel module, hkt-compile --ranks ",
+      spec.collectiveRanks, "): call it in every process of mpirun -np ",
+      spec.collectiveRanks, ", after MPI_Init (hkt-run train does both)");
+  int done = 0, size = 0;
+  if (!initialized || !commSize || !world || initialized(&done) != 0 || !done)
+    return Status::error(what + "; MPI is not initialised in this process");
+  if (commSize(world, &size) != 0 || size != spec.collectiveRanks)
+    return Status::error(concat(what, "; this MPI job has ", size, " process",
+                                size == 1 ? "" : "es"));
+  return Status::success();
+}
+
 } // namespace
 
 void hkt::runtime::keepLargeBuffersOnHeap() {
@@ -243,6 +294,9 @@ Status Entry::call(const std::vector<Tensor *> &args,
     std::vector<const Tensor *> constResults(results.begin(), results.end());
     if (Status s = check(constArgs, constResults); !s.ok())
       return s;
+    if (spec().collectiveRanks)
+      if (Status s = checkMpiWorld(spec()); !s.ok())
+        return s;
     // The working memory the compiled code will allocate must fit in what
     // is left (the arguments and results are allocated already).
     if (uint64_t working = workingMemory(spec(), openmpThreadCount())) {
@@ -324,6 +378,11 @@ CompiledModule::open(const std::string &dir, const Options &options) {
     }
     if (Status s = checkHost(m->mf, dir, options); !s.ok())
       return s;
+
+    if (m->mf.dataParallel)
+      if (Status s = loadMpiLibrary(*m->mf.dataParallel); !s.ok())
+        return Status::error(
+            concat("cannot load module '", dir, "': ", s.message()));
 
     std::string library = dir + "/" + m->mf.library;
     // The handle is never dlclose'd: compiled code may pull in an OpenMP

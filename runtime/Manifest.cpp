@@ -73,6 +73,16 @@ public:
         error(key::kModel, "is not a JSON object (a model config)");
       m.modelConfig = it->dump();
     }
+    if (auto it = root.find(key::kDataParallel); it != root.end()) {
+      const std::string path = key::kDataParallel;
+      if (!it->is_object())
+        error(path, "is not an object");
+      const json &ranks = get(*it, key::kRanks, path);
+      if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1)
+        error(join(path, key::kRanks), "is not a positive integer");
+      m.dataParallel = DataParallelSpec{ranks.get<int64_t>(),
+                                        getString(*it, key::kMpi, path)};
+    }
     const json &entries = get(root, key::kEntries, "");
     if (!entries.is_array() || entries.empty())
       error(key::kEntries, "is not a non-empty array");
@@ -84,6 +94,14 @@ public:
         error(path, concat("entry name '", e.name, "' is used twice"));
       m.entries.push_back(std::move(e));
     }
+    for (EntrySpec &e : m.entries)
+      if (e.collectiveRanks) {
+        if (!m.dataParallel)
+          error(concat(key::kEntries, " ('", e.name, "')"),
+                concat("calls collectives, but the module has no '",
+                       key::kDataParallel, "'"));
+        e.collectiveRanks = m.dataParallel->ranks;
+      }
     return m;
   }
 
@@ -185,6 +203,11 @@ private:
       e.deviceSymbol = getString(entry, key::kDeviceSymbol, named);
       if (e.deviceSymbol.empty())
         error(named, "has an empty device_symbol");
+    }
+    if (auto it = entry.find(key::kCollectives); it != entry.end()) {
+      if (!it->is_boolean())
+        error(named + "." + key::kCollectives, "is not a boolean");
+      e.collectiveRanks = it->get<bool>() ? -1 : 0; // the ranks, below
     }
     e.args = parseSpecs(entry, key::kArgs, named, /*isArg=*/true);
     e.results = parseSpecs(entry, key::kResults, named, /*isArg=*/false);

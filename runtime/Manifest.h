@@ -110,6 +110,9 @@ struct EntrySpec {
   /// older compiler, or an entry it could not bound).
   std::optional<uint64_t> workingMemoryBytes;
   uint64_t workingMemoryPerThreadBytes = 0;
+  /// The MPI ranks the entry's collectives run over (key::kCollectives of a
+  /// data_parallel module: its `ranks`); 0 if it calls none.
+  int64_t collectiveRanks = 0;
 
   /// The argument / result called `name`, or null.
   const TensorSpec *findArg(const std::string &name) const;
@@ -139,6 +142,14 @@ struct TargetSpec {
   std::string arch;
 };
 
+/// A data-parallel module (the optional key "data_parallel"): its train
+/// step calls MPI collectives over exactly `ranks` processes, through the
+/// ABI of the MPI implementation `mpi` (this runtime loads "OpenMPI").
+struct DataParallelSpec {
+  int64_t ranks = 0;
+  std::string mpi;
+};
+
 /// A parsed manifest.json.
 struct Manifest {
   int64_t version = kManifestVersion;
@@ -149,6 +160,7 @@ struct Manifest {
   /// The model config of a model module (the optional key "model"), as
   /// compact JSON text; empty for other modules.
   std::string modelConfig;
+  std::optional<DataParallelSpec> dataParallel;
 
   /// The entry called `name`, or null.
   const EntrySpec *findEntry(const std::string &name) const;

@@ -80,6 +80,13 @@ inline constexpr const char *kTilesSource = "source";
 /// "tuned" only: each candidate's register tile and fastest call.
 inline constexpr const char *kTilesTuning = "tuning";
 inline constexpr const char *kTilesMinMs = "min_ms";
+/// Optional: a data-parallel module (hkt-compile --ranks N;
+/// docs/module-format.md, "Data parallel"): its train step calls MPI
+/// collectives over exactly `ranks` processes, through the ABI of the MPI
+/// implementation `mpi` ("OpenMPI"), whose library the runtime loads.
+inline constexpr const char *kDataParallel = "data_parallel";
+inline constexpr const char *kRanks = "ranks";
+inline constexpr const char *kMpi = "mpi";
 // target
 inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";
@@ -91,6 +98,9 @@ inline constexpr const char *kName = "name";
 inline constexpr const char *kSymbol = "symbol";
 /// Optional, cuda modules: the entry's device twin (kDeviceTwinSuffix).
 inline constexpr const char *kDeviceSymbol = "device_symbol";
+/// Optional, entries of a data_parallel module: true when the entry calls
+/// the MPI collectives (it must run in every rank of an MPI job).
+inline constexpr const char *kCollectives = "collectives";
 inline constexpr const char *kArgs = "args";
 inline constexpr const char *kResults = "results";
 // Optional (docs/module-format.md, "Working memory"): an upper bound of the

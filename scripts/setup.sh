@@ -13,6 +13,8 @@ packages=(
   build-essential cmake ninja-build ccache
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
   nlohmann-json3-dev libgtest-dev libomp-dev zlib1g-dev libzstd-dev
+  # Data-parallel training (docs/training.md): mpi.h, mpirun, libmpi.
+  libopenmpi-dev openmpi-bin
   python3 python3-numpy
   # The Python package's tests (python/tests, test/Python): pytest, and
   # Debian's PyTorch 1.13 for hkt.torch; venv for PyTorch 2.x

@@ -52,6 +52,12 @@ llvm_config.add_tool_substitutions(["hkt-opt", "hkt-compile", "hkt-run"]
                                    + fuzz_targets, tool_dirs)
 config.substitutions.insert(
     0, ("%fuzz", os.path.join(config.hkt_src_root, "test", "fuzz")))
+# Data-parallel training under Open MPI's launcher (scripts/setup.sh installs
+# openmpi-bin): as root it needs --allow-run-as-root, and more ranks than
+# this machine's two cores --oversubscribe (which also makes idle ranks
+# yield instead of spinning).
+config.substitutions.insert(
+    0, ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
 llvm_config.with_environment("PATH", config.hkt_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

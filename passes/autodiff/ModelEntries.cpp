@@ -12,6 +12,7 @@
 
 #include "passes/autodiff/ModelEntries.h"
 #include "passes/autodiff/Passes.h"
+#include "passes/distributed/DataParallel.h"
 
 #include "dialect/HKTOps.h"
 #include "dialect/Utils/BatchedEntry.h"
@@ -135,7 +136,7 @@ func::FuncOp declareTrainStep(OpBuilder &b, func::FuncOp grad,
 }
 } // namespace
 
-LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
+LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module, int64_t ranks) {
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<math::MathDialect>();
   auto grad = module.lookupSymbol<func::FuncOp>("loss_grad");
@@ -147,6 +148,13 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
   unsigned numParams = grad.getNumResults() - 1;
   if (grad.getNumArguments() != numParams + 3)
     return grad.emitError("internal error: unexpected loss_grad signature");
+  shard::GridOp grid;
+  if (ranks > 0) {
+    FailureOr<shard::GridOp> g = getOrCreateDataParallelGrid(module, ranks);
+    if (failed(g))
+      return failure();
+    grid = *g;
+  }
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
   Type f32 = b.getF32Type();
@@ -180,14 +188,49 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
   Value oneMinusBeta1 = arith::SubFOp::create(b, loc, one, beta1);
   Value oneMinusBeta2 = arith::SubFOp::create(b, loc, one, beta2);
 
+  // One process: d loss = 1, the gradients of the batch's mean loss. One
+  // rank of several: d loss = its row count n, the gradients summed over
+  // its rows; the sums over the ranks, divided by the total row count, are
+  // then the gradients of the whole batch's mean loss.
+  Value rows;
+  if (grid) {
+    Value batch = tensor::DimOp::create(b, loc, body->getArgument(0), 0);
+    rows = arith::UIToFPOp::create(
+        b, loc, f32,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), batch));
+  }
   SmallVector<Value> callArgs(body->getArguments().take_front(2 + numParams));
-  callArgs.push_back(tensor::FromElementsOp::create(b, loc, scalarF32,
-                                                    ValueRange{one}));
+  callArgs.push_back(tensor::FromElementsOp::create(
+      b, loc, scalarF32, ValueRange{grid ? rows : one}));
   auto call = func::CallOp::create(b, loc, grad, callArgs);
-  SmallVector<Value> returned = {call.getResult(0)};
+  Value loss = call.getResult(0);
+  SmallVector<Value> gradients(call.getResults().drop_front());
+  Value gradientScale;
+  if (grid) {
+    // [n * loss, n] summed over the ranks: the batch's total loss and rows.
+    Value localLoss = tensor::ExtractOp::create(b, loc, loss);
+    Value lossAndRows = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({2}, f32),
+        ValueRange{arith::MulFOp::create(b, loc, localLoss, rows), rows});
+    Value totals = sumOverRanks(b, loc, grid, lossAndRows);
+    auto at = [&](int64_t i) {
+      return tensor::ExtractOp::create(
+                 b, loc, totals,
+                 ValueRange{arith::ConstantIndexOp::create(b, loc, i)})
+          .getResult();
+    };
+    Value totalRows = at(1);
+    gradientScale = arith::DivFOp::create(b, loc, one, totalRows);
+    loss = tensor::FromElementsOp::create(
+        b, loc, scalarF32,
+        ValueRange{arith::DivFOp::create(b, loc, at(0), totalRows)});
+    for (Value &g : gradients)
+      g = sumOverRanks(b, loc, grid, g);
+  }
+  SmallVector<Value> returned = {loss};
   SmallVector<Value> newParams, newFirst, newSecond;
   for (unsigned p = 0; p < numParams; ++p) {
-    Value g = call.getResult(1 + p);
+    Value g = gradients[p];
     Value param = body->getArgument(2 + p);
     Value first = body->getArgument(2 + numParams + p);
     Value second = body->getArgument(2 + 2 * numParams + p);
@@ -204,6 +247,8 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module) {
         SmallVector<AffineMap>(4, id), iterators,
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value gv = a[0], pv = a[1], mv = a[2], vv = a[3];
+          if (gradientScale)
+            gv = arith::MulFOp::create(nb, nloc, gv, gradientScale);
           Value m = arith::AddFOp::create(
               nb, nloc, arith::MulFOp::create(nb, nloc, beta1, mv),
               arith::MulFOp::create(nb, nloc, oneMinusBeta1, gv));
@@ -241,8 +286,14 @@ struct HktModelTrainingEntriesPass
           HktModelTrainingEntriesPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (ranks < 0) {
+      getOperation().emitError("hkt-model-training-entries: ranks must be "
+                               ">= 0 (0: one process), got ")
+          << ranks;
+      return signalPassFailure();
+    }
     if (failed(addModelGradientEntry(getOperation(), maxBatch)) ||
-        failed(addModelTrainStep(getOperation())))
+        failed(addModelTrainStep(getOperation(), ranks)))
       signalPassFailure();
   }
 };

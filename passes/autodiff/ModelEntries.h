@@ -32,7 +32,7 @@ inline constexpr const char *kTrainStep = "train_step";
 /// parameters and both moments are in-out arguments, updated in place; the
 /// loss is that of the parameters before the step. `step` is the 1-based
 /// step number t of the bias corrections 1 - beta^t.
-LogicalResult addModelTrainStep(ModuleOp module);
+LogicalResult addModelTrainStep(ModuleOp module, int64_t ranks = 0);
 
 } // namespace mlir::hkt
 

@@ -75,19 +75,40 @@ def HktModelTrainingEntriesPass
     weight_decay, step) -> loss`: one AdamW step on that gradient, the
     parameters and moments updated in place (in-out arguments).
 
-    `hkt-autodiff-pipeline="model=true"` runs it after `hkt-differentiate`,
-    as `hkt-compile --model` does (docs/training.md).
+    With `ranks` = N > 0 (`hkt-compile --model --ranks N`), `train_step`
+    is one rank's share of a data-parallel step (docs/training.md,
+    "Several processes"): it runs `loss_grad` on its own rows with dloss =
+    its row count n, so that the gradients are sums over its rows, sums
+    them and `[n * loss, n]` over the ranks of `shard.grid
+    @data_parallel(shape = N)` (`shard.all_reduce`, lowered by
+    `convert-shard-to-mpi`), and updates with the sums divided by the
+    total row count: the step, and the loss it returns, of one process on
+    the whole batch, up to the order of the float sums.
+
+    ```mlir
+    shard.grid @data_parallel(shape = 2)
+    func.func @train_step(...) {
+      %rows = ... tensor.dim %tokens, %c0 ...
+      %r:N = call @loss_grad(%tokens, %labels, ..., %rows_as_dloss)
+      %all = shard.all_reduce %loss_and_rows on @data_parallel grid_axes = [0] : tensor<2xf32> -> tensor<2xf32>
+      %dw = shard.all_reduce %r#1 on @data_parallel grid_axes = [0] : ...
+      ... AdamW on %dw / total rows
+    }
+    ```
   }];
   let options = [
     Option<"maxBatch", "max-batch", "int64_t",
            /*default=*/"::mlir::hkt::kDefaultMaxBatch",
-           "The largest batch the entries take (the bound of B)">
+           "The largest batch the entries take (the bound of B)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "A data-parallel train step for this many ranks (0: one process)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -17,6 +17,7 @@
 using namespace hkt::runtime;
 using namespace hkt::train;
 using hkt::runtime::detail::check;
+using hkt::runtime::detail::concat;
 using hkt::runtime::detail::fail;
 using hkt::runtime::detail::guarded;
 using hkt::runtime::detail::take;
@@ -197,16 +198,28 @@ Status Model::predict(TensorMap &parameters, Tensor &tokens,
 Expected<std::vector<int32_t>>
 Model::predictSplit(TensorMap &parameters, const Task &task, Split split,
                     int64_t limit, int64_t batch, Accuracy *accuracy) const {
+  int64_t n = task.size(split);
+  if (limit >= 0)
+    n = std::min(n, limit);
+  if (n == 0)
+    return Status::error(concat("predicting: task '", task.name(), "' has no ",
+                                splitName(split), " examples"));
+  return predictRange(parameters, task, split, 0, n, batch, accuracy);
+}
+
+Expected<std::vector<int32_t>> Model::predictRange(TensorMap &parameters,
+                                                   const Task &task,
+                                                   Split split, int64_t begin,
+                                                   int64_t end, int64_t batch,
+                                                   Accuracy *accuracy) const {
   using Result = Expected<std::vector<int32_t>>;
   return guarded<Result>("predicting", [&]() -> Result {
-    int64_t n = task.size(split);
-    if (limit >= 0)
-      n = std::min(n, limit);
-    if (n == 0)
-      fail("task '", task.name(), "' has no ", splitName(split), " examples");
+    if (begin < 0 || end < begin || end > task.size(split))
+      fail("examples [", begin, ", ", end, ") are not in the ",
+           splitName(split), " split of task '", task.name(), "'");
     std::vector<int32_t> predictions;
-    for (int64_t start = 0; start < n; start += batch) {
-      int64_t rows = std::min(batch, n - start);
+    for (int64_t start = begin; start < end; start += batch) {
+      int64_t rows = std::min(batch, end - start);
       std::vector<Example> examples;
       for (int64_t i = 0; i < rows; ++i)
         examples.push_back(take(task.get(split, start + i)));

@@ -64,6 +64,12 @@ public:
 
   /// The entry `name`, or an error saying how to compile one that has it.
   Expected<const runtime::Entry *> entry(const std::string &name) const;
+  /// The number of processes a data-parallel module's train_step runs on
+  /// (hkt-compile --ranks N), 0 for a module of one process.
+  int64_t dataParallelRanks() const {
+    const auto &dp = module->manifest().dataParallel;
+    return dp ? dp->ranks : 0;
+  }
   /// The kind of target the module was compiled for.
   runtime::TargetKind targetKind() const {
     return module->manifest().target.kind;
@@ -94,6 +100,13 @@ public:
   Expected<std::vector<int32_t>> predictSplit(TensorMap &parameters,
                                               const Task &task, Split split,
                                               int64_t limit, int64_t batch,
+                                              Accuracy *accuracy) const;
+  /// The same for the examples [begin, end) of `split` (a rank's share of a
+  /// sharded evaluation); an empty range predicts nothing.
+  Expected<std::vector<int32_t>> predictRange(TensorMap &parameters,
+                                              const Task &task, Split split,
+                                              int64_t begin, int64_t end,
+                                              int64_t batch,
                                               Accuracy *accuracy) const;
 
 private:

@@ -18,6 +18,7 @@
 using namespace hkt::runtime;
 using namespace hkt::train;
 using hkt::runtime::detail::check;
+using hkt::runtime::detail::concat;
 using hkt::runtime::detail::fail;
 using hkt::runtime::detail::guarded;
 using hkt::runtime::detail::take;
@@ -151,12 +152,21 @@ int64_t DataOrder::at(int64_t position) {
 Expected<std::unique_ptr<Trainer>>
 Trainer::create(const Model &model, TrainingState state, TensorMap parameters,
                 TensorMap firstMoment, TensorMap secondMoment,
-                std::unique_ptr<Task> task) {
+                std::unique_ptr<Task> task, RankShare share) {
   using Result = Expected<std::unique_ptr<Trainer>>;
   return guarded<Result>("training", [&]() -> Result {
     const Entry *trainStep = take(model.entry("train_step"));
-    if (state.batch > model.maxBatch())
+    if (share.ranks < 1 || share.rank < 0 || share.rank >= share.ranks)
+      fail("rank ", share.rank, " of ", share.ranks, " is not a rank");
+    if (state.batch < share.ranks)
+      fail("--batch ", state.batch, " is smaller than the ", share.ranks,
+           " ranks (every rank takes at least one row of a batch)");
+    int64_t rows = share.end(state.batch) - share.begin(state.batch);
+    if (rows > model.maxBatch())
       fail("--batch ", state.batch,
+           share.ranks > 1
+               ? concat(" (", rows, " rows on a rank of ", share.ranks, ")")
+               : std::string(),
            " exceeds the largest batch the module takes (", model.maxBatch(),
            "; compile with hkt-compile --max-batch N)");
     int64_t trainSize = task->size(Split::Train);
@@ -169,14 +179,15 @@ Trainer::create(const Model &model, TrainingState state, TensorMap parameters,
     t->first = std::move(firstMoment);
     t->second = std::move(secondMoment);
     t->data = std::move(task);
-    t->examples.resize(static_cast<size_t>(t->st.batch));
+    t->rankShare = share;
+    t->examples.resize(static_cast<size_t>(rows));
     check(t->bindArguments(*trainStep));
     return t;
   });
 }
 
-Expected<std::unique_ptr<Trainer>> Trainer::resume(const Model &model,
-                                                   const std::string &path) {
+Expected<std::unique_ptr<Trainer>>
+Trainer::resume(const Model &model, const std::string &path, RankShare share) {
   using Result = Expected<std::unique_ptr<Trainer>>;
   return guarded<Result>("'" + path + "'", [&]() -> Result {
     Checkpoint c = take(readCheckpoint(path));
@@ -197,7 +208,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::resume(const Model &model,
     TrainingState st = take(TrainingState::fromMetadata(c.metadata, path));
     std::unique_ptr<Task> task = take(model.openTask(st.task, st.dataSeed));
     return create(model, std::move(st), std::move(params), std::move(first),
-                  std::move(second), std::move(task));
+                  std::move(second), std::move(task), share);
   });
 }
 
@@ -206,8 +217,9 @@ Expected<std::unique_ptr<Trainer>> Trainer::resume(const Model &model,
 Status Trainer::bindArguments(const Entry &entry) {
   return guarded<Status>("train_step", [&] {
     trainStep = &entry;
-    tokens = take(Tensor::allocate(DType::I32, {st.batch, model.maxLen()}));
-    labels = take(Tensor::allocate(DType::I32, {st.batch}));
+    auto rows = static_cast<int64_t>(examples.size());
+    tokens = take(Tensor::allocate(DType::I32, {rows, model.maxLen()}));
+    labels = take(Tensor::allocate(DType::I32, {rows}));
     stepTensor = take(Tensor::allocate(DType::I64, {}));
     loss = take(Tensor::allocate(DType::F32, {}));
     for (const char *name : {"lr", "beta1", "beta2", "eps", "weight_decay"})
@@ -275,15 +287,17 @@ Expected<TensorMap *> Trainer::parameters() {
 Expected<double> Trainer::step() {
   return guarded<Expected<double>>("training step", [&]() -> double {
     int64_t t = st.step + 1;
-    for (int64_t r = 0; r < st.batch; ++r)
-      examples[r] =
-          take(data->get(Split::Train, order->at(st.examplesSeen + r)));
+    // This rank's rows of the batch (all of them on one process).
+    int64_t first = st.examplesSeen + rankShare.begin(st.batch);
+    auto rows = static_cast<int64_t>(examples.size());
+    for (int64_t r = 0; r < rows; ++r)
+      examples[r] = take(data->get(Split::Train, order->at(first + r)));
     if (model.dynamicLength())
       // The batch as wide as its longest example (train_step's tokens
       // argument points at this member, so it moves with it; on a device
       // its buffer, allocated at max_len, takes the width).
       tokens = take(
-          Tensor::allocate(DType::I32, {st.batch, model.batchWidth(examples)}));
+          Tensor::allocate(DType::I32, {rows, model.batchWidth(examples)}));
     fillBatch(examples, tokens, labels);
     *scalars.at("lr").dataAs<float>() = static_cast<float>(st.learningRate(t));
     *scalars.at("beta1").dataAs<float>() = static_cast<float>(st.beta1);
@@ -323,8 +337,15 @@ Expected<Accuracy> Trainer::evaluate(int64_t limit) {
     return s;
   Accuracy acc;
   int64_t batch = std::min<int64_t>(model.maxBatch(), 64);
+  int64_t n = data->size(Split::Valid);
+  if (limit >= 0)
+    n = std::min(n, limit);
+  if (n == 0)
+    return Status::error(
+        concat("task '", data->name(), "' has no validation examples"));
   auto predictions =
-      model.predictSplit(params, *data, Split::Valid, limit, batch, &acc);
+      model.predictRange(params, *data, Split::Valid, rankShare.begin(n),
+                         rankShare.end(n), batch, &acc);
   if (!predictions)
     return predictions.status();
   return acc;

@@ -71,21 +71,33 @@ private:
   std::vector<int64_t> order;
 };
 
+/// This process's part of a data-parallel run (docs/training.md, "Several
+/// processes"): rank `rank` of `ranks` takes the rows [B r / N, B (r + 1) / N)
+/// of each batch of B rows, in the order one process would take them all.
+struct RankShare {
+  int64_t rank = 0, ranks = 1;
+  int64_t begin(int64_t rows) const { return rows * rank / ranks; }
+  int64_t end(int64_t rows) const { return rows * (rank + 1) / ranks; }
+};
+
 /// One training run's tensors and state, bound to the model's train_step.
 /// It refers to the Model it was made from, which must outlive it.
 class Trainer {
 public:
   /// Binds `train_step`'s arguments. `parameters`, `firstMoment` and
   /// `secondMoment` hold a tensor per model parameter; `task` is the opened
-  /// `state.task`. Refuses a batch larger than the module takes.
+  /// `state.task`. Refuses a batch larger than the module takes. `share`:
+  /// the rows of each batch this process trains on (a data-parallel
+  /// module's rank; `state.batch` is the whole batch of every rank).
   static Expected<std::unique_ptr<Trainer>>
   create(const Model &model, TrainingState state, TensorMap parameters,
          TensorMap firstMoment, TensorMap secondMoment,
-         std::unique_ptr<Task> task);
+         std::unique_ptr<Task> task, RankShare share = {});
   /// A run resumed from a checkpoint that `save` wrote: the state, the
-  /// parameters and the moments.
+  /// parameters and the moments (on any number of ranks).
   static Expected<std::unique_ptr<Trainer>>
-  resume(const Model &model, const std::string &checkpointPath);
+  resume(const Model &model, const std::string &checkpointPath,
+         RankShare share = {});
 
   /// Runs one step on the next batch: the learning rate of the schedule,
   /// the parameters and moments updated in place. Returns the batch's loss,
@@ -93,7 +105,8 @@ public:
   /// a non-finite gradient, and the caller must not save them.
   Expected<double> step();
 
-  /// The validation accuracy over the first `limit` examples (all if < 0).
+  /// The validation accuracy over the first `limit` examples (all if < 0);
+  /// of a rank, over its share of them (the driver sums the ranks').
   Expected<Accuracy> evaluate(int64_t limit);
 
   /// Writes the checkpoint atomically (runtime/train/Checkpoint.h).
@@ -109,6 +122,7 @@ public:
   }
 
   const TrainingState &state() const { return st; }
+  const RankShare &share() const { return rankShare; }
   /// Hyperparameters that may change when resuming (lr, schedule, ...); not
   /// those that define the data (task, seeds, batch).
   TrainingState &hyperparameters() { return st; }
@@ -126,6 +140,7 @@ private:
 
   const Model &model;
   TrainingState st;
+  RankShare rankShare;
   TensorMap params, first, second;
   std::unique_ptr<Task> data;
   std::unique_ptr<DataOrder> order;

@@ -479,3 +479,45 @@ TEST(ManifestTest, ReadsWorkingMemory) {
                          "\"future_field\"")),
       "needs 'working_memory_bytes' too"));
 }
+
+TEST(ManifestTest, ReadsDataParallel) {
+  std::string text = variant("\"entries\": [",
+                             R"("data_parallel": {"mpi": "OpenMPI", "ranks": 3},
+  "entries": [)");
+  text.replace(text.find("\"name\": \"step\","), 15,
+               "\"name\": \"step\", \"collectives\": true,");
+  Expected<Manifest> m = parseManifest(text, "dir/manifest.json");
+  ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_TRUE(m->dataParallel.has_value());
+  EXPECT_EQ(m->dataParallel->ranks, 3);
+  EXPECT_EQ(m->dataParallel->mpi, "OpenMPI");
+  // Only the entry that calls the collectives runs over the ranks.
+  EXPECT_EQ(m->findEntry("step")->collectiveRanks, 3);
+  EXPECT_EQ(m->findEntry("layer")->collectiveRanks, 0);
+  // A module of one process has neither.
+  Expected<Manifest> plain = parseManifest(kGood, "dir/manifest.json");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->dataParallel.has_value());
+}
+
+TEST(ManifestTest, RefusesBadDataParallel) {
+  auto with = [](const std::string &dataParallel) {
+    return variant("\"entries\": [", "\"data_parallel\": " + dataParallel +
+                                         ",\n  \"entries\": [");
+  };
+  EXPECT_TRUE(mentions(parseError(with(R"({"mpi": "OpenMPI", "ranks": 0})")),
+                       "data_parallel.ranks: is not a positive integer"));
+  EXPECT_TRUE(mentions(parseError(with(R"({"mpi": "OpenMPI"})")),
+                       "data_parallel: missing field 'ranks'"));
+  EXPECT_TRUE(mentions(parseError(with(R"({"ranks": 2})")),
+                       "data_parallel: missing field 'mpi'"));
+  EXPECT_TRUE(
+      mentions(parseError(with("2")), "data_parallel: is not an object"));
+  // Collectives without ranks to run them over.
+  std::string text = kGood;
+  text.replace(text.find("\"name\": \"step\","), 15,
+               "\"name\": \"step\", \"collectives\": true,");
+  EXPECT_TRUE(
+      mentions(parseError(text),
+               "calls collectives, but the module has no 'data_parallel'"));
+}

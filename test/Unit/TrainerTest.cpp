@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -119,3 +120,27 @@ TEST(DataOrderTest, EachEpochIsAPermutationFixedBySeed) {
 }
 
 } // namespace
+
+TEST(RankShareTest, SharesCoverTheBatchInOrderOnce) {
+  // Every row of a batch to exactly one rank, consecutive ranks taking
+  // consecutive rows (the order one process takes them), shares differing
+  // by one row at most.
+  for (int64_t ranks = 1; ranks <= 5; ++ranks)
+    for (int64_t rows = ranks; rows <= 23; ++rows) {
+      int64_t next = 0, smallest = rows, largest = 0;
+      for (int64_t r = 0; r < ranks; ++r) {
+        RankShare share{r, ranks};
+        EXPECT_EQ(share.begin(rows), next) << rows << " rows, rank " << r;
+        int64_t n = share.end(rows) - share.begin(rows);
+        smallest = std::min(smallest, n);
+        largest = std::max(largest, n);
+        next = share.end(rows);
+      }
+      EXPECT_EQ(next, rows);
+      EXPECT_GE(smallest, 1);
+      EXPECT_LE(largest - smallest, 1);
+    }
+  RankShare third{2, 3};
+  EXPECT_EQ(third.begin(7), 4);
+  EXPECT_EQ(third.end(7), 7);
+}

@@ -64,6 +64,13 @@ static cl::opt<int64_t> modelBatch(
              "takes; the batch is dynamic, any B in [1, N] runs (a layer "
              "config's batch may then be null or left out)"),
     cl::init(hkt::kDefaultMaxBatch), cl::cat(category));
+static cl::opt<int64_t> ranks(
+    "ranks",
+    cl::desc("--model: a data-parallel train step for N processes (mpirun "
+             "-np N hkt-run train ...): each rank takes its share of the "
+             "batch and the gradients are summed over the ranks with MPI "
+             "(docs/training.md, \"Several processes\"); --target cpu"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len",
     cl::desc("--layer: T is dynamic, any length in [1, N] runs (the config's "
@@ -209,6 +216,14 @@ static std::string checkFlags() {
            "unless --max-seq-len)";
   if (inferenceOnly && modelFile.empty())
     return "--inference applies to --model only";
+  if (ranks.getNumOccurrences() && (modelFile.empty() || inferenceOnly))
+    return "--ranks applies to --model without --inference (it splits the "
+           "train step over processes)";
+  if (ranks.getNumOccurrences() && (ranks < 1 || ranks > (int64_t(1) << 20)))
+    return "--ranks must be in [1, 2^20], got " + std::to_string(ranks);
+  if (ranks.getNumOccurrences() && target != "cpu")
+    return "--ranks applies to --target cpu only (the GPU's collectives, "
+           "NCCL, are not built yet)";
   if (inferenceOnly && backward)
     return "--inference and --backward exclude each other";
   if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))
@@ -312,6 +327,7 @@ static LogicalResult addAutodiffEntries(MLIRContext &context, ModuleOp module) {
   autodiff.fuse = pipeline.getValue() == hkt::kFusedPipeline;
   autodiff.model = model;
   autodiff.maxBatch = modelBatch;
+  autodiff.ranks = ranks;
   PassManager pm(&context);
   hkt::buildHktAutodiffPipeline(pm, autodiff);
   if (failed(applyPassManagerCLOptions(pm)))

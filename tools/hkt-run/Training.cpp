@@ -14,6 +14,7 @@
 
 #include "runtime/Manifest.h"
 #include "runtime/Npy.h"
+#include "runtime/train/MpiWorld.h"
 #include "runtime/train/Trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,8 @@ constexpr const char *kUsage = R"(usage:
                 [--decay-steps N] [--eval-every N] [--eval-examples N]
                 [--save-every N] [--log LOG.jsonl] [--log-every N]
                 [--threads N] [--device cpu|cuda] [--quiet]
+  mpirun -np R hkt-run train OUT ...   (OUT compiled with --ranks R: B is
+                the whole batch; rank 0 logs and saves; docs/training.md)
   hkt-run eval OUT --params CKPT --task TASK [--split valid|test]
                [--limit N] [--batch B] [--data-seed S] [--threads N]
                [--device cpu|cuda]
@@ -77,6 +80,82 @@ template <typename T> T check(Expected<T> e) {
 void check(const Status &s) {
   if (!s.ok())
     fail(s.message());
+}
+
+//===----------------------------------------------------------------------===//
+// The processes of a run
+//===----------------------------------------------------------------------===//
+
+/// The MPI world of a data-parallel run, once joined: an error on any rank
+/// then ends every rank (MPI_Abort), never leaving the others waiting in a
+/// collective.
+std::optional<MpiWorld> world;
+
+/// "rank R of N: " in a data-parallel run's messages.
+std::string rankPrefix() {
+  if (!world)
+    return "";
+  return "rank " + std::to_string(world->rank()) + " of " +
+         std::to_string(world->size()) + ": ";
+}
+
+/// Joins the ranks of a data-parallel module (hkt-compile --ranks N) and
+/// returns this process's share of each batch; refuses a module and a
+/// launch that disagree on the number of processes.
+RankShare joinRanks(const Model &m) {
+  int64_t expected = m.dataParallelRanks();
+  int launched = launchedRanks();
+  if (expected == 0) {
+    if (launched > 1)
+      fail("started as one of " + std::to_string(launched) +
+           " processes (mpirun), but module '" + m.dir() +
+           "' was compiled for one: each would train alone on the whole "
+           "batch and write the same checkpoint; compile it with "
+           "hkt-compile --model M.json --ranks " +
+           std::to_string(launched));
+    return {};
+  }
+  if (launched == 1 && expected > 1)
+    fail("module '" + m.dir() + "' was compiled for " +
+         std::to_string(expected) + " ranks (--ranks " +
+         std::to_string(expected) + "): start it with mpirun -np " +
+         std::to_string(expected) + " hkt-run train ... (docs/training.md)");
+  world = check(MpiWorld::init());
+  if (world->size() != expected) {
+    std::string message = "module '" + m.dir() + "' was compiled for " +
+                          std::to_string(expected) + " ranks (--ranks " +
+                          std::to_string(expected) + ") but this run has " +
+                          std::to_string(world->size()) +
+                          ": start it with mpirun -np " +
+                          std::to_string(expected) + " hkt-run train ...";
+    fail(message);
+  }
+  return RankShare{world->rank(), world->size()};
+}
+
+/// The leader writes the log, the progress, the checkpoints and the result.
+bool isLeader() { return !world || world->rank() == 0; }
+
+/// Sums a rank's share of an evaluation over the ranks.
+Accuracy sumOverRanks(Accuracy acc) {
+  if (!world)
+    return acc;
+  std::vector<double> v = {static_cast<double>(acc.correct),
+                           static_cast<double>(acc.examples)};
+  check(world->sum(v));
+  return Accuracy{static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1])};
+}
+
+/// A 64-bit digest of the parameters' bytes (the replicas of a
+/// data-parallel run must agree bit for bit).
+uint64_t digest(const TensorMap &params) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto &[name, t] : params) {
+    const auto *bytes = static_cast<const unsigned char *>(t.data());
+    for (size_t i = 0; i < t.byteSize(); ++i)
+      h = (h ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return h;
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,11 +330,11 @@ int runInit(int argc, char **argv) {
 /// that define the data must agree with it) or started from --params or
 /// fresh parameters; then the flags' hyperparameters.
 std::unique_ptr<Trainer> startTrainer(const Model &m, const Args &a,
-                                      int64_t steps) {
+                                      int64_t steps, RankShare share) {
   std::unique_ptr<Trainer> trainer;
   if (a.has("--resume")) {
     std::string resumed = a.str("--resume");
-    trainer = check(Trainer::resume(m, resumed));
+    trainer = check(Trainer::resume(m, resumed, share));
     const TrainingState &st = trainer->state();
     // What defines the data may not change: it would not be a continuation.
     auto same = [&](const char *flag, const std::string &saved) {
@@ -280,7 +359,7 @@ std::unique_ptr<Trainer> startTrainer(const Model &m, const Args &a,
     std::unique_ptr<Task> task = openModelTask(m, st.task, st.dataSeed);
     trainer = check(Trainer::create(
         m, st, std::move(params), check(m.zerosLikeParameters()),
-        check(m.zerosLikeParameters()), std::move(task)));
+        check(m.zerosLikeParameters()), std::move(task), share));
   }
   TrainingState &st = trainer->hyperparameters();
   st.lr = a.real("--lr", st.lr, 0, 1e30);
@@ -313,10 +392,11 @@ void checkWritable(const std::string &savePath) {
 /// terminal, a line per log window otherwise).
 class Progress {
 public:
-  Progress(const Args &a, bool resumed, int64_t finalStep)
-      : quiet(a.has("--quiet")), terminal(!quiet && ::isatty(STDERR_FILENO)),
-        finalStep(finalStep) {
-    if (a.has("--log")) {
+  /// Only the leader of a data-parallel run reports.
+  Progress(const Args &a, bool resumed, int64_t finalStep, bool leader)
+      : quiet(a.has("--quiet") || !leader),
+        terminal(!quiet && ::isatty(STDERR_FILENO)), finalStep(finalStep) {
+    if (leader && a.has("--log")) {
       log = std::fopen(a.str("--log").c_str(), resumed ? "a" : "w");
       if (!log)
         fail("cannot open the log '" + a.str("--log") +
@@ -406,15 +486,29 @@ int runTrain(int argc, char **argv) {
   std::string savePath = a.str("--save");
   configureThreads(a);
   Model m = openModel(a);
-  std::unique_ptr<Trainer> trainer = startTrainer(m, a, steps);
+  RankShare share = joinRanks(m);
+  std::unique_ptr<Trainer> trainer = startTrainer(m, a, steps, share);
   const TrainingState &st = trainer->state();
-  checkWritable(savePath);
+  bool leader = isLeader();
+  if (leader)
+    checkWritable(savePath);
   int64_t firstStep = st.step + 1, finalStep = st.step + steps;
-  Progress progress(a, a.has("--resume"), finalStep);
+  Progress progress(a, a.has("--resume"), finalStep, leader);
+  // The checkpoint of a data-parallel run is the leader's replica; every
+  // rank must hold the same one (the collectives give every rank the same
+  // sums), checked before each save.
+  auto save = [&]() {
+    if (world && !check(world->allEqual(digest(*check(trainer->parameters())))))
+      fail("the ranks' parameters differ at step " + std::to_string(st.step) +
+           " (their gradient sums disagreed); '" + savePath +
+           "' is left as it was");
+    if (leader)
+      check(trainer->save(savePath));
+  };
 
   std::optional<double> lastAccuracy;
   auto evaluate = [&]() {
-    Accuracy acc = check(trainer->evaluate(evalExamples));
+    Accuracy acc = sumOverRanks(check(trainer->evaluate(evalExamples)));
     lastAccuracy = acc.value();
     progress.logLine({{"step", st.step},
                       {"split", "valid"},
@@ -466,7 +560,7 @@ int runTrain(int argc, char **argv) {
     if (evalEvery && t % evalEvery == 0 && k + 1 != steps)
       evaluate();
     if (saveEvery && t % saveEvery == 0 && k + 1 != steps)
-      check(trainer->save(savePath));
+      save();
     double eta = rate > 0 ? (steps - k - 1) * st.batch / rate : 0;
     progress.show(t, static_cast<double>(k + 1) / steps, value,
                   logNow ? lastWindowLoss : std::nullopt, lastAccuracy, rate,
@@ -476,7 +570,12 @@ int runTrain(int argc, char **argv) {
   Accuracy final;
   if (evalExamples != 0)
     final = evaluate();
-  check(trainer->save(savePath));
+  save();
+  if (world) {
+    check(world->finalize());
+    if (!leader)
+      return 0;
+  }
   json result = {{"step", st.step},
                  {"train_loss", lastWindowLoss.value_or(lastLoss)},
                  {"examples_per_s",
@@ -699,15 +798,27 @@ int runTrainingCommand(const std::string &command, int argc, char **argv) {
       return runExport(argc, argv);
     return runPredict(argc, argv);
   } catch (const UsageError &e) {
-    std::fprintf(stderr, "hkt-run %s: error: %s\n%s\n", command.c_str(),
-                 e.what(), kUsage);
+    std::fprintf(stderr, "hkt-run %s: error: %s%s\n%s\n", command.c_str(),
+                 rankPrefix().c_str(), e.what(), kUsage);
+    if (world) {
+      std::fflush(stderr);
+      world->abort(2);
+    }
     return 2;
   } catch (const RunError &e) {
-    std::fprintf(stderr, "hkt-run %s: error: %s\n", command.c_str(), e.what());
+    std::fprintf(stderr, "hkt-run %s: error: %s%s\n", command.c_str(),
+                 rankPrefix().c_str(), e.what());
   } catch (const std::bad_alloc &) {
-    std::fprintf(stderr, "hkt-run %s: error: out of memory\n", command.c_str());
+    std::fprintf(stderr, "hkt-run %s: error: %sout of memory\n",
+                 command.c_str(), rankPrefix().c_str());
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "hkt-run %s: error: %s\n", command.c_str(), e.what());
+    std::fprintf(stderr, "hkt-run %s: error: %s%s\n", command.c_str(),
+                 rankPrefix().c_str(), e.what());
+  }
+  // The other ranks may be waiting in a collective for this one.
+  if (world) {
+    std::fflush(stderr);
+    world->abort(1);
   }
   return 1;
 }

@@ -1,0 +1,39 @@
+//===- DataParallel.h - sums over the ranks of a data-parallel grid -*- C++
+//-*-===//
+//
+// Part of the HKT compiler project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Data-parallel training in IR with upstream's shard dialect: the batch is
+// split over a 1-D grid of ranks, the parameters are replicated, and the
+// train step sums its gradients over the grid before the update
+// (hkt-model-training-entries' `ranks` option builds it with these).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HKT_PASSES_DISTRIBUTED_DATAPARALLEL_H
+#define HKT_PASSES_DISTRIBUTED_DATAPARALLEL_H
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::hkt {
+
+/// The symbol of the data-parallel grid.
+inline constexpr const char *kDataParallelGrid = "data_parallel";
+
+/// `shard.grid @data_parallel(shape = ranks)` at the top of `module`; the
+/// existing one if `module` has it (an error if its shape differs).
+FailureOr<shard::GridOp> getOrCreateDataParallelGrid(ModuleOp module,
+                                                     int64_t ranks);
+
+/// `value` (a ranked tensor) summed over every rank of the 1-D `grid`: one
+/// `shard.all_reduce`. A 0-d tensor travels as a 1-element one.
+Value sumOverRanks(OpBuilder &b, Location loc, shard::GridOp grid, Value value);
+
+} // namespace mlir::hkt
+
+#endif // HKT_PASSES_DISTRIBUTED_DATAPARALLEL_H
