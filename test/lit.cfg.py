@@ -56,8 +56,15 @@ config.substitutions.insert(
 # openmpi-bin): as root it needs --allow-run-as-root, and more ranks than
 # this machine's two cores --oversubscribe (which also makes idle ranks
 # yield instead of spinning).
-config.substitutions.insert(
-    0, ("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
+mpirun = "mpirun --allow-run-as-root --oversubscribe"
+if config.environment.get("ASAN_OPTIONS"):
+    # A sanitizer build: Open MPI's libraries have no frame pointers, so
+    # LeakSanitizer needs the slow unwinder to see that a leak is theirs
+    # (test/sanitizers/lsan.supp), and their components loaded at exit.
+    mpirun = ("env ASAN_OPTIONS=%s:fast_unwind_on_malloc=0 "
+              "OMPI_MCA_mca_base_component_disable_dlclose=1 %s"
+              % (config.environment["ASAN_OPTIONS"], mpirun))
+config.substitutions.insert(0, ("%mpirun", mpirun))
 llvm_config.with_environment("PATH", config.hkt_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
