@@ -788,10 +788,16 @@ int runTrainingCommand(const std::string &command, int argc, char **argv) {
       std::printf("%s\n", kUsage);
       return 0;
     }
-    if (command == "init")
-      return runInit(argc, argv);
     if (command == "train")
       return runTrain(argc, argv);
+    // Only train runs on several ranks; N copies of the others would each
+    // do the whole job (and write the same files).
+    if (int launched = launchedRanks(); launched > 1)
+      fail("hkt-run " + command + " runs in one process, but this one was "
+           "started as one of " + std::to_string(launched) +
+           " (mpirun): run it without mpirun (only train is data-parallel)");
+    if (command == "init")
+      return runInit(argc, argv);
     if (command == "eval")
       return runEval(argc, argv);
     if (command == "export")
