@@ -207,12 +207,16 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module, int64_t ranks) {
   SmallVector<Value> gradients(call.getResults().drop_front());
   Value gradientScale;
   if (grid) {
-    // [n * loss, n] summed over the ranks: the batch's total loss and rows.
+    // [n * loss, n] and the gradients summed over the ranks, in one
+    // collective: the batch's total loss and rows, and its gradient sums.
     Value localLoss = tensor::ExtractOp::create(b, loc, loss);
     Value lossAndRows = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({2}, f32),
         ValueRange{arith::MulFOp::create(b, loc, localLoss, rows), rows});
-    Value totals = sumOverRanks(b, loc, grid, lossAndRows);
+    SmallVector<Value> local = {lossAndRows};
+    llvm::append_range(local, gradients);
+    SmallVector<Value> summed = sumOverRanksTogether(b, loc, grid, local);
+    Value totals = summed.front();
     auto at = [&](int64_t i) {
       return tensor::ExtractOp::create(
                  b, loc, totals,
@@ -224,8 +228,7 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module, int64_t ranks) {
     loss = tensor::FromElementsOp::create(
         b, loc, scalarF32,
         ValueRange{arith::DivFOp::create(b, loc, at(0), totalRows)});
-    for (Value &g : gradients)
-      g = sumOverRanks(b, loc, grid, g);
+    gradients.assign(summed.begin() + 1, summed.end());
   }
   SmallVector<Value> returned = {loss};
   SmallVector<Value> newParams, newFirst, newSecond;

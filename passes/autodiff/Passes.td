@@ -80,8 +80,9 @@ def HktModelTrainingEntriesPass
     "Several processes"): it runs `loss_grad` on its own rows with dloss =
     its row count n, so that the gradients are sums over its rows, sums
     them and `[n * loss, n]` over the ranks of `shard.grid
-    @data_parallel(shape = N)` (`shard.all_reduce`, lowered by
-    `convert-shard-to-mpi`), and updates with the sums divided by the
+    @data_parallel(shape = N)` (one `shard.all_reduce` of all of them,
+    flattened and concatenated; lowered by `convert-shard-to-mpi`), and
+    updates with the sums divided by the
     total row count: the step, and the loss it returns, of one process on
     the whole batch, up to the order of the float sums.
 
@@ -90,9 +91,9 @@ def HktModelTrainingEntriesPass
     func.func @train_step(...) {
       %rows = ... tensor.dim %tokens, %c0 ...
       %r:N = call @loss_grad(%tokens, %labels, ..., %rows_as_dloss)
-      %all = shard.all_reduce %loss_and_rows on @data_parallel grid_axes = [0] : tensor<2xf32> -> tensor<2xf32>
-      %dw = shard.all_reduce %r#1 on @data_parallel grid_axes = [0] : ...
-      ... AdamW on %dw / total rows
+      %flat = tensor.concat dim(0) %loss_and_rows, %dw_flat, ... : (...) -> tensor<1036xf32>
+      %sum = shard.all_reduce %flat on @data_parallel grid_axes = [0] : tensor<1036xf32> -> tensor<1036xf32>
+      ... tensor.extract_slice / expand_shape of %sum; AdamW on each / total rows
     }
     ```
   }];

@@ -40,3 +40,55 @@ Value mlir::hkt::sumOverRanks(OpBuilder &b, Location loc, shard::GridOp grid,
                                           ArrayRef<ReassociationIndices>{});
   return sum;
 }
+
+SmallVector<Value> mlir::hkt::sumOverRanksTogether(OpBuilder &b, Location loc,
+                                                   shard::GridOp grid,
+                                                   ValueRange values) {
+  // Each value as a 1-D tensor (0-d: one element).
+  SmallVector<Value> flat;
+  SmallVector<int64_t> offsets;
+  int64_t total = 0;
+  for (Value v : values) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto flatType =
+        RankedTensorType::get({type.getNumElements()}, type.getElementType());
+    Value f = v;
+    if (type.getRank() == 0)
+      f = tensor::ExpandShapeOp::create(b, loc, flatType, v,
+                                        ArrayRef<ReassociationIndices>{});
+    else if (type.getRank() > 1)
+      f = tensor::CollapseShapeOp::create(
+          b, loc, flatType, v,
+          ArrayRef<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+    flat.push_back(f);
+    offsets.push_back(total);
+    total += type.getNumElements();
+  }
+  Value all =
+      flat.size() == 1
+          ? flat.front()
+          : tensor::ConcatOp::create(b, loc, /*dim=*/0, flat).getResult();
+  Value sum = sumOverRanks(b, loc, grid, all);
+  SmallVector<Value> sums;
+  for (auto [v, offset] : llvm::zip(values, offsets)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t n = type.getNumElements();
+    Value part = sum;
+    if (flat.size() != 1)
+      part = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({n}, type.getElementType()), sum,
+          ValueRange{}, ValueRange{}, ValueRange{}, ArrayRef<int64_t>{offset},
+          ArrayRef<int64_t>{n}, ArrayRef<int64_t>{1});
+    if (type.getRank() == 0)
+      part = tensor::CollapseShapeOp::create(b, loc, type, part,
+                                             ArrayRef<ReassociationIndices>{});
+    else if (type.getRank() > 1)
+      part = tensor::ExpandShapeOp::create(
+          b, loc, type, part,
+          ArrayRef<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+    sums.push_back(part);
+  }
+  return sums;
+}
