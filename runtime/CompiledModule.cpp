@@ -209,28 +209,20 @@ Status checkHost(const Manifest &mf, const std::string &dir,
   return Status::success();
 }
 
-/// A data-parallel module calls MPI (docs/module-format.md, "Data
-/// parallel"): the library goes in first, global, so that the module's
-/// references to it resolve when it is loaded (and Open MPI's own plugins
-/// find its symbols). Nothing is linked at build time: a process without
-/// MPI runs every other module.
+/// A data-parallel module calls MPI: the library goes in first, global, so
+/// that the module's references to it resolve when it is loaded (and Open
+/// MPI's own plugins find its symbols).
 Status loadMpiLibrary(const DataParallelSpec &spec) {
   if (spec.mpi != "OpenMPI")
     return Status::error(
         concat("it calls MPI through ", inQuotes(spec.mpi),
                "'s ABI; this runtime loads Open MPI (recompile with "
                "hkt-compile --ranks, which targets Open MPI)"));
-  const char *path = std::getenv("HKT_MPI_LIBRARY");
-  std::string library = path && *path ? path : "libmpi.so.40";
-  if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
-    return Status::success();
-  const char *err = ::dlerror();
-  return Status::error(
-      concat("it is data-parallel (compiled with --ranks ", spec.ranks,
-             ") and needs Open MPI's library ", library,
-             ", which did not load (", err ? err : "unknown error",
-             "); install Open MPI (Debian: apt-get install openmpi-bin) or set "
-             "HKT_MPI_LIBRARY to its libmpi.so"));
+  Expected<void *> library = openMpiLibrary();
+  if (!library)
+    return Status::error(concat("it is data-parallel (compiled with --ranks ",
+                                spec.ranks, ") and needs ", library.message()));
+  return Status::success();
 }
 
 /// An entry that calls MPI collectives runs only inside an MPI job of its
@@ -424,4 +416,24 @@ CompiledModule::open(const std::string &dir, const Options &options) {
     }
     return Result(std::move(m));
   });
+}
+
+Expected<void *> hkt::runtime::openMpiLibrary() {
+  static std::string error;
+  static void *handle = [] {
+    const char *path = std::getenv("HKT_MPI_LIBRARY");
+    std::string library = path && *path ? path : "libmpi.so.40";
+    void *h = ::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+      const char *err = ::dlerror();
+      error = concat("Open MPI's library ", library, ", which did not load (",
+                     err ? err : "unknown error",
+                     "); install Open MPI (Debian: apt-get install "
+                     "openmpi-bin) or set HKT_MPI_LIBRARY to its libmpi.so");
+    }
+    return h;
+  }();
+  if (!handle)
+    return Status::error(error);
+  return handle;
 }

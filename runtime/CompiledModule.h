@@ -92,6 +92,12 @@ private:
 /// it took 238 ms instead of 161).
 void keepLargeBuffersOnHeap();
 
+/// Open MPI's library (libmpi.so.40, or $HKT_MPI_LIBRARY), loaded once and
+/// global, as a data-parallel module needs it (docs/module-format.md, "Data
+/// parallel"): its handle, or a message that says what to install. Never
+/// linked: a process without MPI runs every other module.
+Expected<void *> openMpiLibrary();
+
 class CompiledModule {
 public:
   struct Options {

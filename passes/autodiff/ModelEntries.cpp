@@ -215,7 +215,7 @@ LogicalResult mlir::hkt::addModelTrainStep(ModuleOp module, int64_t ranks) {
         ValueRange{arith::MulFOp::create(b, loc, localLoss, rows), rows});
     SmallVector<Value> local = {lossAndRows};
     llvm::append_range(local, gradients);
-    SmallVector<Value> summed = sumOverRanksTogether(b, loc, grid, local);
+    SmallVector<Value> summed = sumOverRanks(b, loc, grid, local);
     Value totals = summed.front();
     auto at = [&](int64_t i) {
       return tensor::ExtractOp::create(

@@ -23,45 +23,37 @@ FailureOr<shard::GridOp> mlir::hkt::getOrCreateDataParallelGrid(ModuleOp module,
                                ArrayRef<int64_t>{ranks});
 }
 
-Value mlir::hkt::sumOverRanks(OpBuilder &b, Location loc, shard::GridOp grid,
-                              Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  Value operand = value;
-  // convert-shard-to-mpi collapses each buffer to 1-D for MPI_Allreduce.
-  if (type.getRank() == 0)
-    operand = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({1}, type.getElementType()), value,
-        ArrayRef<ReassociationIndices>{});
-  Value sum = shard::AllReduceOp::create(b, loc, operand, grid.getSymName(),
-                                         ArrayRef<shard::GridAxis>{0},
-                                         shard::ReductionKind::Sum);
-  if (type.getRank() == 0)
-    sum = tensor::CollapseShapeOp::create(b, loc, type, sum,
-                                          ArrayRef<ReassociationIndices>{});
-  return sum;
+/// `value` reshaped to `type`, which has as many elements: between 1-D and
+/// any rank (0-d is one element), all dimensions merged or split.
+static Value reshape(OpBuilder &b, Location loc, Value value,
+                     RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == type)
+    return value;
+  bool flatten = type.getRank() == 1;
+  int64_t rank = flatten ? from.getRank() : type.getRank();
+  SmallVector<ReassociationIndices> all;
+  if (rank > 0)
+    all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+  // 0-d to 1-D is an expansion, and back a collapse (no dimension to merge).
+  if (flatten == (rank > 0))
+    return tensor::CollapseShapeOp::create(b, loc, type, value, all);
+  return tensor::ExpandShapeOp::create(b, loc, type, value, all);
 }
 
-SmallVector<Value> mlir::hkt::sumOverRanksTogether(OpBuilder &b, Location loc,
-                                                   shard::GridOp grid,
-                                                   ValueRange values) {
-  // Each value as a 1-D tensor (0-d: one element).
+SmallVector<Value> mlir::hkt::sumOverRanks(OpBuilder &b, Location loc,
+                                           shard::GridOp grid,
+                                           ValueRange values) {
+  // Each value as a 1-D tensor, all of them in one (convert-shard-to-mpi
+  // gives MPI_Allreduce 1-D buffers anyway).
   SmallVector<Value> flat;
   SmallVector<int64_t> offsets;
   int64_t total = 0;
   for (Value v : values) {
     auto type = cast<RankedTensorType>(v.getType());
-    auto flatType =
-        RankedTensorType::get({type.getNumElements()}, type.getElementType());
-    Value f = v;
-    if (type.getRank() == 0)
-      f = tensor::ExpandShapeOp::create(b, loc, flatType, v,
-                                        ArrayRef<ReassociationIndices>{});
-    else if (type.getRank() > 1)
-      f = tensor::CollapseShapeOp::create(
-          b, loc, flatType, v,
-          ArrayRef<ReassociationIndices>{
-              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
-    flat.push_back(f);
+    flat.push_back(reshape(
+        b, loc, v,
+        RankedTensorType::get({type.getNumElements()}, type.getElementType())));
     offsets.push_back(total);
     total += type.getNumElements();
   }
@@ -69,7 +61,9 @@ SmallVector<Value> mlir::hkt::sumOverRanksTogether(OpBuilder &b, Location loc,
       flat.size() == 1
           ? flat.front()
           : tensor::ConcatOp::create(b, loc, /*dim=*/0, flat).getResult();
-  Value sum = sumOverRanks(b, loc, grid, all);
+  Value sum = shard::AllReduceOp::create(b, loc, all, grid.getSymName(),
+                                         ArrayRef<shard::GridAxis>{0},
+                                         shard::ReductionKind::Sum);
   SmallVector<Value> sums;
   for (auto [v, offset] : llvm::zip(values, offsets)) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -80,15 +74,7 @@ SmallVector<Value> mlir::hkt::sumOverRanksTogether(OpBuilder &b, Location loc,
           b, loc, RankedTensorType::get({n}, type.getElementType()), sum,
           ValueRange{}, ValueRange{}, ValueRange{}, ArrayRef<int64_t>{offset},
           ArrayRef<int64_t>{n}, ArrayRef<int64_t>{1});
-    if (type.getRank() == 0)
-      part = tensor::CollapseShapeOp::create(b, loc, type, part,
-                                             ArrayRef<ReassociationIndices>{});
-    else if (type.getRank() > 1)
-      part = tensor::ExpandShapeOp::create(
-          b, loc, type, part,
-          ArrayRef<ReassociationIndices>{
-              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
-    sums.push_back(part);
+    sums.push_back(reshape(b, loc, part, type));
   }
   return sums;
 }

@@ -30,17 +30,13 @@ inline constexpr const char *kDataParallelGrid = "data_parallel";
 FailureOr<shard::GridOp> getOrCreateDataParallelGrid(ModuleOp module,
                                                      int64_t ranks);
 
-/// `value` (a ranked tensor) summed over every rank of the 1-D `grid`: one
-/// `shard.all_reduce`. A 0-d tensor travels as a 1-element one.
-Value sumOverRanks(OpBuilder &b, Location loc, shard::GridOp grid, Value value);
-
 /// `values` (ranked tensors of static shape and one element type) summed
-/// over every rank of `grid` with one `shard.all_reduce`: flattened and
-/// concatenated into one buffer, then sliced back into their shapes. One
+/// over every rank of the 1-D `grid` with one `shard.all_reduce`: flattened
+/// and concatenated into one buffer, then sliced back into their shapes. One
 /// collective per step instead of one per tensor (its latency counts once),
 /// for one more copy of the values.
-SmallVector<Value> sumOverRanksTogether(OpBuilder &b, Location loc,
-                                        shard::GridOp grid, ValueRange values);
+SmallVector<Value> sumOverRanks(OpBuilder &b, Location loc, shard::GridOp grid,
+                                ValueRange values);
 
 } // namespace mlir::hkt
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/train/MpiWorld.h"
+#include "runtime/CompiledModule.h"
 #include "runtime/Internal.h"
 
 // The C API only: Open MPI's C++ bindings would call into libmpi_cxx.
@@ -44,22 +45,17 @@ Expected<const OpenMpi *> openMpi() {
   static OpenMpi api;
   static std::string error;
   static bool loaded = [] {
-    const char *path = std::getenv("HKT_MPI_LIBRARY");
-    std::string library = path && *path ? path : "libmpi.so.40";
-    void *lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!lib) {
-      const char *err = ::dlerror();
-      error = concat("cannot load Open MPI's library ", library, " (",
-                     err ? err : "unknown error",
-                     "); install Open MPI (Debian: apt-get install "
-                     "openmpi-bin) or set HKT_MPI_LIBRARY");
+    Expected<void *> handle = openMpiLibrary();
+    if (!handle) {
+      error = "MPI needs " + handle.message();
       return false;
     }
+    void *lib = *handle;
     bool ok = true;
     auto bind = [&](auto &into, const char *name) {
       void *sym = ::dlsym(lib, name);
       if (!sym) {
-        error = concat(library, " has no symbol '", name,
+        error = concat("the MPI library has no symbol '", name,
                        "': not Open MPI 4 or later");
         ok = false;
       }
