@@ -225,10 +225,10 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
       collectDataParallel(module);
   if (failed(dataParallel))
     return failure();
-  if (*dataParallel && targetKind != CodegenTarget::Cpu)
-    return emitError(loc) << "a data-parallel module (--ranks) compiles for "
-                             "--target cpu only (its collectives are MPI "
-                             "calls on host buffers)";
+  // On the GPU the gradients are device memory: NCCL sums them
+  // (hkt-nvvm-allreduce-to-nccl); the emulation's are host memory, MPI's.
+  if (*dataParallel && targetKind == CodegenTarget::Nvvm)
+    (*dataParallel)->backend = fmt::backend::kNccl;
   FailureOr<std::vector<EntrySpec>> entries = collectEntries(module);
   if (failed(entries) || failed(lowerToLLVMDialect(module, targetKind, *target,
                                                    options, chips, *entries)))

@@ -539,8 +539,10 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(
     t[key::kArch] = cudaArch.str();
   }
   if (dataParallel)
-    manifest[key::kDataParallel] = llvm::json::Object{
-        {key::kRanks, dataParallel->ranks}, {key::kMpi, dataParallel->mpi}};
+    manifest[key::kDataParallel] =
+        llvm::json::Object{{key::kRanks, dataParallel->ranks},
+                           {key::kMpi, dataParallel->mpi},
+                           {key::kBackend, dataParallel->backend}};
   if (!modelConfig.empty()) {
     if (llvm::Expected<llvm::json::Value> model =
             llvm::json::parse(modelConfig))

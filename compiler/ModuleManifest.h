@@ -74,6 +74,9 @@ struct EntrySpec {
 struct DataParallelSpec {
   int64_t ranks = 0;
   std::string mpi;
+  /// What sums the gradients: "mpi" (the module's MPI calls) or "nccl" (a
+  /// cuda module's calls of the runtime's NCCL all-reduce).
+  std::string backend = "mpi";
 };
 
 /// The data-parallel spec of a module with a `shard.grid` (before its

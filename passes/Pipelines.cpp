@@ -197,6 +197,9 @@ void mlir::hkt::buildHktNvvmPipeline(OpPassManager &pm,
                                      const NvvmPipelineOptions &options) {
   addGpuKernels(pm, options.tileQ, options.tileK, options.precision,
                 /*cublasLt=*/true);
+  // A data-parallel train step's gradient sum on device memory: NCCL,
+  // through the runtime (the emulation keeps MPI on its host memory).
+  pm.addPass(createHktNvvmAllreduceToNcclPass());
   // Constants and index arithmetic into the kernels, not kernel arguments
   // (RECIPE P8); then one asynchronous chain per function (P16).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -10,6 +10,8 @@
 #include "runtime/DeviceMemory.h"
 #include "runtime/Internal.h"
 #include "runtime/MemoryCheck.h"
+#include "runtime/ModuleFormat.h"
+#include "runtime/Nccl.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -228,7 +230,8 @@ Status loadMpiLibrary(const DataParallelSpec &spec) {
 /// An entry that calls MPI collectives runs only inside an MPI job of its
 /// ranks: called in a process where MPI is not initialised, Open MPI would
 /// abort the process; in a job of another size, the sums would be wrong or
-/// never complete. (Open MPI's ABI: MPI_Comm is a pointer.)
+/// never complete. (Open MPI's ABI: MPI_Comm is a pointer.) The sums of a
+/// GPU module need the NCCL communicator as well.
 Status checkMpiWorld(const EntrySpec &spec) {
   using Initialized = int (*)(int *);
   using CommSize = int (*)(void *, int *);
@@ -248,6 +251,11 @@ Status checkMpiWorld(const EntrySpec &spec) {
   if (commSize(world, &size) != 0 || size != spec.collectiveRanks)
     return Status::error(concat(what, "; this MPI job has ", size, " process",
                                 size == 1 ? "" : "es"));
+  // A GPU module sums with NCCL, on the communicator made over the job.
+  if (spec.collectiveBackend == hkt::format::backend::kNccl &&
+      ncclWorldSize() != spec.collectiveRanks)
+    return Status::error(what + "; this process has not joined the ranks' "
+                                "NCCL communicator (joinNcclWorld)");
   return Status::success();
 }
 

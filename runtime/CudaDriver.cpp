@@ -90,6 +90,31 @@ Status resolve(void *lib, CudaDriverApi &api, const std::string &path) {
   return Status::success();
 }
 
+/// The device this process uses among `count`: HKT_CUDA_DEVICE, else the
+/// launcher's local rank (the ranks of a data-parallel run on one node
+/// take one GPU each; docs/training.md) modulo `count`, else device 0.
+Expected<int> deviceOrdinal(int count) {
+  if (const char *env = std::getenv("HKT_CUDA_DEVICE"); env && *env) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (*end || n < 0 || n >= count)
+      return Status::error(concat("HKT_CUDA_DEVICE is '", env,
+                                  "': expected a device number in [0, ", count,
+                                  ") (the driver reports ", count, " device",
+                                  count == 1 ? "" : "s", ")"));
+    return static_cast<int>(n);
+  }
+  for (const char *name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *env = std::getenv(name); env && *env) {
+      char *end = nullptr;
+      long n = std::strtol(env, &end, 10);
+      if (!*end && n >= 0)
+        return static_cast<int>(n % count);
+    }
+  return 0;
+}
+
 DriverState &state() {
   static DriverState s;
   static std::once_flag once;
@@ -128,10 +153,15 @@ DriverState &state() {
       s.status = Status::error("no CUDA device: the driver reports none");
       return;
     }
+    Expected<int> ordinal = deviceOrdinal(count);
+    if (!ordinal) {
+      s.status = ordinal.status();
+      return;
+    }
     int dev = 0;
     char name[256] = {0};
     CUhandle ctx = nullptr;
-    CUresult r = api.cuDeviceGet(&dev, 0);
+    CUresult r = api.cuDeviceGet(&dev, *ordinal);
     const char *call = "cuDeviceGet";
     if (r == kSuccess) {
       call = "cuDeviceGetAttribute";

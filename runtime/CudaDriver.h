@@ -73,7 +73,8 @@ struct CudaDriverApi {
   CUresult (*cuGetErrorString)(CUresult, const char **);
 };
 
-/// Device 0, as the runtime uses it.
+/// The device the runtime uses: device 0, or the one HKT_CUDA_DEVICE names,
+/// or under an MPI launcher the local rank's (modulo the device count).
 struct CudaDevice {
   int ordinal = 0;
   int major = 0, minor = 0;
@@ -82,14 +83,14 @@ struct CudaDevice {
   std::string arch() const;
 };
 
-/// The process's driver: opened, initialised and device 0's primary context
-/// made current on the first call; later calls return the same result (a
-/// failure too). Errors: "no CUDA driver: ..." when the library cannot be
-/// opened or lacks a function, "no CUDA device: ..." when cuInit fails with
-/// CUDA_ERROR_NO_DEVICE or no device is found, otherwise the failing call and
-/// the error's name and description.
+/// The process's driver: opened, initialised and its device's (CudaDevice)
+/// primary context made current on the first call; later calls return the same
+/// result (a failure too). Errors: "no CUDA driver: ..." when the library
+/// cannot be opened or lacks a function, "no CUDA device: ..." when cuInit
+/// fails with CUDA_ERROR_NO_DEVICE or no device is found, otherwise the failing
+/// call and the error's name and description.
 Expected<const CudaDriverApi *> cudaDriver();
-/// Device 0 (after cudaDriver() succeeded).
+/// The process's device (after cudaDriver() succeeded).
 Expected<CudaDevice> cudaDevice();
 
 /// "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
@@ -111,6 +112,11 @@ std::string takeCudaError();
 /// one (the copies of the arguments in and the results out are outside it);
 /// empty if the call launched nothing. Clears it.
 std::optional<double> takeCudaKernelSpanMs();
+/// Keeps `message` as the error of the call in flight (the first one
+/// wins; takeCudaError returns it): for the runtime functions a module's
+/// host code calls besides the mgpu* ones (cuBLASLt, NCCL), which cannot
+/// return errors either.
+void recordCudaError(const std::string &message);
 /// Frees device memory the mgpu* functions allocated and did not free
 /// (after a failed call), returns how many buffers.
 size_t freeLeakedCudaMemory();

@@ -119,6 +119,10 @@ std::optional<double> hkt::runtime::takeCudaKernelSpanMs() {
   return ms;
 }
 
+void hkt::runtime::recordCudaError(const std::string &message) {
+  record(message);
+}
+
 std::string hkt::runtime::takeCudaError() {
   std::lock_guard<std::mutex> lock(mutex);
   std::string e;
@@ -520,6 +524,11 @@ hktCublasLtGemmBf16Overwrite(
                           ldc, cColStride);
 }
 
+// runtime/Nccl.cpp: the NCCL all-reduce of data-parallel modules.
+extern "C" void hktNcclAllReduceF32(float *, float *, int64_t, int64_t, int64_t,
+                                    float *, float *, int64_t, int64_t, int64_t,
+                                    int32_t);
+
 void hkt::runtime::linkCudaRuntimeWrappers() {
   // Taking the addresses keeps this object file (and so every mgpu*
   // function) in an executable that links the static runtime.
@@ -528,6 +537,7 @@ void hkt::runtime::linkCudaRuntimeWrappers() {
       reinterpret_cast<void *>(&mgpuLaunchKernel),
       reinterpret_cast<void *>(&mgpuMemAlloc),
       reinterpret_cast<void *>(&hktCublasLtGemmBf16),
-      reinterpret_cast<void *>(&hktCublasLtGemmBf16Overwrite)};
+      reinterpret_cast<void *>(&hktCublasLtGemmBf16Overwrite),
+      reinterpret_cast<void *>(&hktNcclAllReduceF32)};
   (void)keep;
 }

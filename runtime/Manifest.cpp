@@ -82,6 +82,22 @@ public:
         error(join(path, key::kRanks), "is not a positive integer");
       m.dataParallel = DataParallelSpec{ranks.get<int64_t>(),
                                         getString(*it, key::kMpi, path)};
+      // Without one (the first data-parallel modules): MPI.
+      if (it->find(key::kBackend) != it->end()) {
+        std::string backend = getString(*it, key::kBackend, path);
+        if (backend != hkt::format::backend::kMpi &&
+            backend != hkt::format::backend::kNccl)
+          error(join(path, key::kBackend),
+                concat("is '", backend,
+                       "'; this runtime knows 'mpi' and "
+                       "'nccl' (update the runtime)"));
+        if (backend == hkt::format::backend::kNccl &&
+            m.target.kind != TargetKind::Cuda)
+          error(join(path, key::kBackend),
+                "is 'nccl' in a module whose target is not cuda (NCCL sums "
+                "device memory)");
+        m.dataParallel->backend = backend;
+      }
     }
     const json &entries = get(root, key::kEntries, "");
     if (!entries.is_array() || entries.empty())
@@ -101,6 +117,7 @@ public:
                 concat("calls collectives, but the module has no '",
                        key::kDataParallel, "'"));
         e.collectiveRanks = m.dataParallel->ranks;
+        e.collectiveBackend = m.dataParallel->backend;
       }
     return m;
   }

@@ -113,6 +113,8 @@ struct EntrySpec {
   /// The MPI ranks the entry's collectives run over (key::kCollectives of a
   /// data_parallel module: its `ranks`); 0 if it calls none.
   int64_t collectiveRanks = 0;
+  /// The module's data_parallel backend, where collectiveRanks is set.
+  std::string collectiveBackend;
 
   /// The argument / result called `name`, or null.
   const TensorSpec *findArg(const std::string &name) const;
@@ -148,6 +150,10 @@ struct TargetSpec {
 struct DataParallelSpec {
   int64_t ranks = 0;
   std::string mpi;
+  /// What sums the gradients (key::kBackend): "mpi", the module's own MPI
+  /// calls, or "nccl", a cuda module's calls of hktNcclAllReduceF32 on the
+  /// runtime's NCCL communicator (runtime/Nccl.h).
+  std::string backend = "mpi";
 };
 
 /// A parsed manifest.json.

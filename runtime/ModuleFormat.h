@@ -83,10 +83,13 @@ inline constexpr const char *kTilesMinMs = "min_ms";
 /// Optional: a data-parallel module (hkt-compile --ranks N;
 /// docs/module-format.md, "Data parallel"): its train step calls MPI
 /// collectives over exactly `ranks` processes, through the ABI of the MPI
-/// implementation `mpi` ("OpenMPI"), whose library the runtime loads.
+/// implementation `mpi` ("OpenMPI"), whose library the runtime loads; the
+/// sums themselves through `backend`: "mpi" (the module calls MPI; the
+/// default) or "nccl" (a cuda module calls the runtime's NCCL all-reduce).
 inline constexpr const char *kDataParallel = "data_parallel";
 inline constexpr const char *kRanks = "ranks";
 inline constexpr const char *kMpi = "mpi";
+inline constexpr const char *kBackend = "backend";
 // target
 inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";
@@ -123,6 +126,12 @@ inline constexpr const char *kDimMax = "max";
 } // namespace key
 
 /// Values of target.kind.
+/// data_parallel.backend: what sums a data-parallel train step's gradients.
+namespace backend {
+inline constexpr const char *kMpi = "mpi";
+inline constexpr const char *kNccl = "nccl";
+} // namespace backend
+
 namespace target_kind {
 /// Host code only: target.triple / cpu / features.
 inline constexpr const char *kCpu = "cpu";

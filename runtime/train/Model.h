@@ -70,6 +70,12 @@ public:
     const auto &dp = module->manifest().dataParallel;
     return dp ? dp->ranks : 0;
   }
+  /// True if a data-parallel module sums its gradients with NCCL (a cuda
+  /// module: the runtime's communicator must exist before train_step).
+  bool sumsWithNccl() const {
+    const auto &dp = module->manifest().dataParallel;
+    return dp && dp->backend == "nccl";
+  }
   /// The kind of target the module was compiled for.
   runtime::TargetKind targetKind() const {
     return module->manifest().target.kind;

@@ -34,10 +34,11 @@ struct OpenMpi {
   decltype(&::MPI_Comm_rank) commRank = nullptr;
   decltype(&::MPI_Comm_size) commSize = nullptr;
   decltype(&::MPI_Allreduce) allreduce = nullptr;
+  decltype(&::MPI_Bcast) bcast = nullptr;
   decltype(&::MPI_Abort) abortAll = nullptr;
   decltype(&::MPI_Finalize) finalize = nullptr;
   MPI_Comm world = nullptr;
-  MPI_Datatype float64 = nullptr, uint64 = nullptr;
+  MPI_Datatype float64 = nullptr, uint64 = nullptr, byte = nullptr;
   MPI_Op sum = nullptr, min = nullptr, max = nullptr;
 };
 
@@ -66,12 +67,14 @@ Expected<const OpenMpi *> openMpi() {
     bind(api.commRank, "MPI_Comm_rank");
     bind(api.commSize, "MPI_Comm_size");
     bind(api.allreduce, "MPI_Allreduce");
+    bind(api.bcast, "MPI_Bcast");
     bind(api.abortAll, "MPI_Abort");
     bind(api.finalize, "MPI_Finalize");
     // Open MPI's mpi.h: MPI_COMM_WORLD is &ompi_mpi_comm_world, ...
     bind(api.world, "ompi_mpi_comm_world");
     bind(api.float64, "ompi_mpi_double");
     bind(api.uint64, "ompi_mpi_uint64_t");
+    bind(api.byte, "ompi_mpi_byte");
     bind(api.sum, "ompi_mpi_op_sum");
     bind(api.min, "ompi_mpi_op_min");
     bind(api.max, "ompi_mpi_op_max");
@@ -128,6 +131,15 @@ Status MpiWorld::sum(std::vector<double> &values) const {
                              mpi.sum, mpi.world);
       rc != MPI_SUCCESS)
     return mpiError("MPI_Allreduce", rc);
+  return Status::success();
+}
+
+Status MpiWorld::broadcast(void *data, size_t bytes) const {
+  const OpenMpi &mpi = **openMpi();
+  if (int rc = mpi.bcast(data, static_cast<int>(bytes), mpi.byte, /*root=*/0,
+                         mpi.world);
+      rc != MPI_SUCCESS)
+    return mpiError("MPI_Bcast", rc);
   return Status::success();
 }
 

@@ -20,6 +20,7 @@
 
 #include "runtime/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +42,8 @@ public:
 
   /// Sums `values` over the ranks, in place (every rank gets the sums).
   runtime::Status sum(std::vector<double> &values) const;
+  /// Rank 0's `bytes` bytes at `data` on every rank (in place).
+  runtime::Status broadcast(void *data, size_t bytes) const;
   /// True on every rank if every rank passed the same `value`.
   runtime::Expected<bool> allEqual(uint64_t value) const;
   /// Ends the whole run now: MPI_Abort, every rank exits with `code`.

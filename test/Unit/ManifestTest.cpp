@@ -494,6 +494,23 @@ TEST(ManifestTest, ReadsDataParallel) {
   // Only the entry that calls the collectives runs over the ranks.
   EXPECT_EQ(m->findEntry("step")->collectiveRanks, 3);
   EXPECT_EQ(m->findEntry("layer")->collectiveRanks, 0);
+  // Without a backend (the first data-parallel modules): the module's MPI.
+  EXPECT_EQ(m->dataParallel->backend, "mpi");
+  EXPECT_EQ(m->findEntry("step")->collectiveBackend, "mpi");
+  // A GPU module's sums: NCCL.
+  std::string cuda = variant(
+      "\"entries\": [",
+      R"("data_parallel": {"mpi": "OpenMPI", "ranks": 2, "backend": "nccl"},
+  "entries": [)");
+  cuda.replace(cuda.find("\"kind\": \"cpu\""), 13,
+               "\"kind\": \"cuda\", \"arch\": \"sm_90\"");
+  cuda.replace(cuda.find("\"name\": \"step\","), 15,
+               "\"name\": \"step\", \"collectives\": true,");
+  Expected<Manifest> gpu = parseManifest(cuda, "dir/manifest.json");
+  ASSERT_TRUE(gpu.ok()) << gpu.message();
+  EXPECT_EQ(gpu->dataParallel->backend, "nccl");
+  EXPECT_EQ(gpu->findEntry("step")->collectiveBackend, "nccl");
+  EXPECT_EQ(gpu->findEntry("step")->collectiveRanks, 2);
   // A module of one process has neither.
   Expected<Manifest> plain = parseManifest(kGood, "dir/manifest.json");
   ASSERT_TRUE(plain.ok());
@@ -513,6 +530,13 @@ TEST(ManifestTest, RefusesBadDataParallel) {
                        "data_parallel: missing field 'mpi'"));
   EXPECT_TRUE(
       mentions(parseError(with("2")), "data_parallel: is not an object"));
+  EXPECT_TRUE(mentions(
+      parseError(with(R"({"mpi": "OpenMPI", "ranks": 2, "backend": "gloo"})")),
+      "data_parallel.backend: is 'gloo'; this runtime knows 'mpi' and 'nccl'"));
+  // NCCL sums device memory: not a CPU module's.
+  EXPECT_TRUE(mentions(
+      parseError(with(R"({"mpi": "OpenMPI", "ranks": 2, "backend": "nccl"})")),
+      "data_parallel.backend: is 'nccl' in a module whose target is not cuda"));
   // Collectives without ranks to run them over.
   std::string text = kGood;
   text.replace(text.find("\"name\": \"step\","), 15,

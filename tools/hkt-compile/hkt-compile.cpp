@@ -68,8 +68,9 @@ static cl::opt<int64_t> ranks(
     "ranks",
     cl::desc("--model: a data-parallel train step for N processes (mpirun "
              "-np N hkt-run train ...): each rank takes its share of the "
-             "batch and the gradients are summed over the ranks with MPI "
-             "(docs/training.md, \"Several processes\"); --target cpu"),
+             "batch and the gradients are summed over the ranks, with MPI "
+             "(--target cpu, gpu-emulation) or NCCL (--target nvvm) "
+             "(docs/training.md, \"Several processes\")"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len",
@@ -221,9 +222,6 @@ static std::string checkFlags() {
            "train step over processes)";
   if (ranks.getNumOccurrences() && (ranks < 1 || ranks > (int64_t(1) << 20)))
     return "--ranks must be in [1, 2^20], got " + std::to_string(ranks);
-  if (ranks.getNumOccurrences() && target != "cpu")
-    return "--ranks applies to --target cpu only (the GPU's collectives, "
-           "NCCL, are not built yet)";
   if (inferenceOnly && backward)
     return "--inference and --backward exclude each other";
   if (modelBatch < 1 || modelBatch > (int64_t(1) << 20))

@@ -13,6 +13,7 @@
 #include "tools/hkt-run/Training.h"
 
 #include "runtime/Manifest.h"
+#include "runtime/Nccl.h"
 #include "runtime/Npy.h"
 #include "runtime/train/MpiWorld.h"
 #include "runtime/train/Trainer.h"
@@ -130,6 +131,12 @@ RankShare joinRanks(const Model &m) {
                           std::to_string(expected) + " hkt-run train ...";
     fail(message);
   }
+  // A GPU module's gradient sums: NCCL, over the same ranks.
+  if (m.sumsWithNccl())
+    check(joinNcclWorld(world->rank(), world->size(),
+                        [](void *data, size_t bytes) {
+                          return world->broadcast(data, bytes);
+                        }));
   return RankShare{world->rank(), world->size()};
 }
 
@@ -572,6 +579,7 @@ int runTrain(int argc, char **argv) {
     final = evaluate();
   save();
   if (world) {
+    leaveNcclWorld();
     check(world->finalize());
     if (!leader)
       return 0;

@@ -18,14 +18,15 @@
 #include "passes/codegen/nvvm/Passes.h"
 #include "runtime/ModuleFormat.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -94,6 +95,14 @@ FailureOr<Access> kernelAccess(Value root) {
           access.read = access.written = true;
           return WalkResult::advance();
         }
+      }
+      // A data-parallel train step's gradient sum: on the device (NCCL,
+      // hkt-nvvm-allreduce-to-nccl; the emulation's device memory is the
+      // host's, where MPI reads it).
+      if (auto sum = dyn_cast<mpi::AllReduceOp>(user)) {
+        access.read |= sum.getSendbuf() == v;
+        access.written |= sum.getRecvbuf() == v;
+        return WalkResult::advance();
       }
       if (auto copy = dyn_cast<gpu::MemcpyOp>(user)) {
         access.read |= copy.getSrc() == v;

@@ -327,6 +327,49 @@ def HktNvvmHostStagingPass : Pass<"hkt-nvvm-host-staging", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def HktNvvmAllreduceToNcclPass
+    : Pass<"hkt-nvvm-allreduce-to-nccl", "::mlir::ModuleOp"> {
+  let summary = "A data-parallel train step's all-reduce on device memory through the runtime's NCCL";
+  let description = [{
+    Runs after `hkt-nvvm-host-staging` on the NVVM path of a module compiled
+    with `hkt-compile --ranks N` (docs/training.md, "Several GPUs"). The
+    gradient sum that upstream's `convert-shard-to-mpi` lowered to
+    `mpi.allreduce` now reads and writes device buffers, which an MPI that
+    is not CUDA-aware cannot touch: each `mpi.allreduce` over the world
+    communicator becomes a call of the runtime's `hktNcclAllReduceF32(send,
+    recv, ncclRedOp_t)` (contiguous 1-D f32 buffers), which runs
+    `ncclAllReduce` on the communicator the runtime built over the MPI job
+    (rank 0's `ncclUniqueId` broadcast with MPI) and waits for it. The call
+    carries `hkt.device_call`, so `gpu-async-region` waits for the stream
+    before it. The world's handle and the rank that `convert-shard-to-mpi`
+    also emits are removed with their dead users; another MPI operation,
+    communicator or reduction (MINLOC, the logical ones) is an error. The
+    emulation keeps `mpi.allreduce`: its device memory is host memory.
+
+    Before:
+
+    ```mlir
+    %world = mpi.comm_world : !mpi.comm
+    mpi.allreduce(%grads, %sums, MPI_SUM, %world) : memref<12626xf32>, memref<12626xf32>
+    ```
+
+    After:
+
+    ```mlir
+    func.func private @hktNcclAllReduceF32(memref<?xf32, strided<[1], offset: ?>>,
+        memref<?xf32, strided<[1], offset: ?>>, i32) attributes {hkt.device_call}
+    %send = memref.cast %grads : memref<12626xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %recv = memref.cast %sums : memref<12626xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %sum = arith.constant 0 : i32
+    call @hktNcclAllReduceF32(%send, %recv, %sum) : (...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::mpi::MPIDialect"];
+}
+
 def HktNvvmEmulateOnCpuPass : Pass<"hkt-nvvm-emulate-on-cpu", "::mlir::ModuleOp"> {
   let summary = "Run the NVVM path's kernels on the CPU, each block's threads as loops between barriers (a testing target)";
   let description = [{

@@ -38,6 +38,12 @@
     check_training.py follows A.jsonl B.jsonl TOL
         the same steps logged in both, each loss of B within TOL (relative)
         of A's (a GPU module's run against the CPU module's).
+    check_training.py nccl-log ERR MODULE_DIR STEPS RANKS
+        what the fake NCCL (test/Unit/Inputs/fake_libnccl.c) reported for a
+        data-parallel GPU run: RANKS ranks joined one communicator of RANKS
+        with the id rank 0 made, each ran STEPS all-reduces of the model's
+        parameter count + 2 floats (the gradients and [n * loss, n]), none
+        refused, and destroyed its communicator.
     check_training.py traffic RESULT.json MODULE_DIR STEPS
         hkt-run train's device_traffic of a run of STEPS steps on a GPU
         module's device twin: every train_step argument uploaded once, then
@@ -47,6 +53,7 @@
 """
 import json
 import os
+import re
 import struct
 import sys
 
@@ -318,12 +325,43 @@ def check_traffic(result, module, steps):
         traffic["uploads"], traffic["downloads"]))
 
 
+def check_nccl_log(err, module, steps, ranks):
+    steps, ranks = int(steps), int(ranks)
+    manifest = json.load(open(os.path.join(module, "manifest.json")))
+    logits = [e for e in manifest["entries"] if e["name"] == "logits"][0]
+    count = 2 + sum(int(np.prod(a["shape"])) for a in logits["args"]
+                    if a["role"] == "parameter")
+    joined, ran = {}, {}
+    for line in open(err):
+        m = re.match(r"fake-nccl: rank (\d+) of (\d+) joined (\S+)$", line)
+        if m:
+            if int(m.group(2)) != ranks:
+                fail("a communicator of %s ranks, expected %d" % (m.group(2), ranks))
+            joined.setdefault(int(m.group(1)), []).append(m.group(3))
+        m = re.match(r"fake-nccl: rank (\d+): (\d+) all-reduces of (\d+) "
+                     r"floats \(sum\), (\d+) refused, communicator (.*)$", line)
+        if m:
+            ran[int(m.group(1))] = (int(m.group(2)), int(m.group(3)),
+                                    int(m.group(4)), m.group(5))
+    if sorted(joined) != list(range(ranks)) or any(len(v) != 1 for v in joined.values()):
+        fail("ranks joined: %s" % joined)
+    ids = {v[0] for v in joined.values()}
+    if len(ids) != 1:
+        fail("the ranks joined with different ids: %s" % ids)
+    want = (steps, count, 0, "destroyed")
+    for r in range(ranks):
+        if ran.get(r) != want:
+            fail("rank %d: %s, expected %s" % (r, ran.get(r), want))
+    print("nccl OK: %d ranks, one id, %d all-reduces of %d floats each" % (
+        ranks, steps, count))
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     {"init": check_init, "falls": check_falls, "resume": check_resume,
      "predict": check_predict, "poison": poison, "export": check_export,
      "plain": plain, "argmax": check_argmax,
      "finite": check_finite, "follows": check_follows,
-     "traffic": check_traffic,
+     "traffic": check_traffic, "nccl-log": check_nccl_log,
      "resume-close": check_resume_close,
      "fake-traffic": check_fake_traffic}[mode](*sys.argv[2:])
