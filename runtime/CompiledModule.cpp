@@ -230,9 +230,26 @@ Status loadMpiLibrary(const DataParallelSpec &spec) {
 /// An entry that calls MPI collectives runs only inside an MPI job of its
 /// ranks: called in a process where MPI is not initialised, Open MPI would
 /// abort the process; in a job of another size, the sums would be wrong or
-/// never complete. (Open MPI's ABI: MPI_Comm is a pointer.) The sums of a
-/// GPU module need the NCCL communicator as well.
-Status checkMpiWorld(const EntrySpec &spec) {
+/// never complete. (Open MPI's ABI: MPI_Comm is a pointer.) An entry that
+/// sums with NCCL needs the communicator hkt-run train makes over such a
+/// job (or alone, for one rank).
+Status checkCollectiveWorld(const EntrySpec &spec) {
+  bool nccl = spec.collectiveBackend == hkt::format::backend::kNccl;
+  std::string what = concat(
+      "entry '", spec.name, "' sums over ", spec.collectiveRanks,
+      nccl ? " ranks with NCCL" : " MPI ranks",
+      " (a data-parallel module, hkt-compile --ranks ", spec.collectiveRanks,
+      "): call it in every process of mpirun -np ", spec.collectiveRanks,
+      nccl ? ", on the ranks' NCCL communicator (hkt-run train makes it)"
+           : ", after MPI_Init (hkt-run train does both)");
+  if (nccl) {
+    if (int size = ncclWorldSize(); size != spec.collectiveRanks)
+      return Status::error(
+          size ? concat(what, "; this process's NCCL communicator has ", size,
+                        " rank", size == 1 ? "" : "s")
+               : what + "; this process has no NCCL communicator");
+    return Status::success();
+  }
   using Initialized = int (*)(int *);
   using CommSize = int (*)(void *, int *);
   auto initialized =
@@ -240,22 +257,12 @@ Status checkMpiWorld(const EntrySpec &spec) {
   auto commSize =
       reinterpret_cast<CommSize>(::dlsym(RTLD_DEFAULT, "MPI_Comm_size"));
   void *world = ::dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
-  std::string what = concat(
-      "entry '", spec.name, "' sums over ", spec.collectiveRanks,
-      " MPI ranks (a data-parallel module, hkt-compile --ranks ",
-      spec.collectiveRanks, "): call it in every process of mpirun -np ",
-      spec.collectiveRanks, ", after MPI_Init (hkt-run train does both)");
   int done = 0, size = 0;
   if (!initialized || !commSize || !world || initialized(&done) != 0 || !done)
     return Status::error(what + "; MPI is not initialised in this process");
   if (commSize(world, &size) != 0 || size != spec.collectiveRanks)
     return Status::error(concat(what, "; this MPI job has ", size, " process",
                                 size == 1 ? "" : "es"));
-  // A GPU module sums with NCCL, on the communicator made over the job.
-  if (spec.collectiveBackend == hkt::format::backend::kNccl &&
-      ncclWorldSize() != spec.collectiveRanks)
-    return Status::error(what + "; this process has not joined the ranks' "
-                                "NCCL communicator (joinNcclWorld)");
   return Status::success();
 }
 
@@ -295,7 +302,7 @@ Status Entry::call(const std::vector<Tensor *> &args,
     if (Status s = check(constArgs, constResults); !s.ok())
       return s;
     if (spec().collectiveRanks)
-      if (Status s = checkMpiWorld(spec()); !s.ok())
+      if (Status s = checkCollectiveWorld(spec()); !s.ok())
         return s;
     // The working memory the compiled code will allocate must fit in what
     // is left (the arguments and results are allocated already).
@@ -379,7 +386,10 @@ CompiledModule::open(const std::string &dir, const Options &options) {
     if (Status s = checkHost(m->mf, dir, options); !s.ok())
       return s;
 
-    if (m->mf.dataParallel)
+    // (A module that sums with NCCL calls no MPI itself: hkt-run train
+    // opens MPI where it starts several ranks.)
+    if (m->mf.dataParallel &&
+        m->mf.dataParallel->backend == hkt::format::backend::kMpi)
       if (Status s = loadMpiLibrary(*m->mf.dataParallel); !s.ok())
         return Status::error(
             concat("cannot load module '", dir, "': ", s.message()));

@@ -116,6 +116,12 @@ RankShare joinRanks(const Model &m) {
            std::to_string(launched));
     return {};
   }
+  // One GPU summing with NCCL needs no MPI: a communicator of one.
+  if (launched == 1 && expected == 1 && m.sumsWithNccl()) {
+    check(
+        joinNcclWorld(0, 1, [](void *, size_t) { return Status::success(); }));
+    return {};
+  }
   if (launched == 1 && expected > 1)
     fail("module '" + m.dir() + "' was compiled for " +
          std::to_string(expected) + " ranks (--ranks " +
@@ -578,8 +584,8 @@ int runTrain(int argc, char **argv) {
   if (evalExamples != 0)
     final = evaluate();
   save();
+  leaveNcclWorld();
   if (world) {
-    leaveNcclWorld();
     check(world->finalize());
     if (!leader)
       return 0;
