@@ -30,19 +30,27 @@ using namespace mlir::hkt::compiler;
 namespace {
 
 /// Upper bound of the heap memory a function allocates during a call, from
-/// its memref.alloc ops (after bufferization and deallocation): every
-/// allocation counted as if all were live at once, its bytes plus its
-/// alignment (what the lowering adds to the malloc); those inside an
-/// omp.parallel region once per thread (.second), the others once (.first);
-/// callees added at their call sites. Unset when an allocation has a dynamic
-/// size or an element type of unknown size, when an allocation inside a loop
-/// may outlive its iteration (the loop carries or returns a memref), or on
-/// recursion.
+/// its memref.alloc and memref.dealloc ops (after bufferization and
+/// deallocation): an allocation counts from its alloc to its dealloc in the
+/// same block (to the end of the function without one), its bytes plus its
+/// alignment (what the lowering adds to the malloc); the bound is the most
+/// that is live at once, those inside an omp.parallel region once per
+/// thread (.second), the others once (.first), each the most of its own
+/// (so their sum bounds any mix); callees added at their call sites. Unset
+/// when an allocation has a dynamic size or an element type of unknown
+/// size, when an allocation inside a loop may outlive its iteration (the
+/// loop carries or returns a memref), or on recursion.
 struct WorkingMemoryAnalysis {
   explicit WorkingMemoryAnalysis(ModuleOp module) : module(module) {}
   ModuleOp module;
-  llvm::DenseMap<Operation *, std::optional<std::pair<uint64_t, uint64_t>>>
-      cache;
+  /// Bytes (serial, per thread).
+  using Bytes = std::pair<uint64_t, uint64_t>;
+  /// A function's or a block's most live at once, and what is still live
+  /// when it ends (allocations it does not free).
+  struct Usage {
+    Bytes peak{0, 0}, end{0, 0};
+  };
+  llvm::DenseMap<Operation *, std::optional<Usage>> cache;
   llvm::SmallPtrSet<Operation *, 8> active;
 
   static std::optional<uint64_t> elementBytes(Type t) {
@@ -57,76 +65,124 @@ struct WorkingMemoryAnalysis {
     return std::nullopt;
   }
 
-  static bool add(uint64_t &into, uint64_t v) {
-    if (into > UINT64_MAX - v)
+  static bool add(Bytes &into, const Bytes &v) {
+    if (into.first > UINT64_MAX - v.first ||
+        into.second > UINT64_MAX - v.second)
       return false;
-    into += v;
+    into.first += v.first;
+    into.second += v.second;
     return true;
   }
+  static void raise(Bytes &into, const Bytes &v) {
+    into.first = std::max(into.first, v.first);
+    into.second = std::max(into.second, v.second);
+  }
 
-  std::optional<std::pair<uint64_t, uint64_t>> analyse(func::FuncOp fn) {
+  static bool perThread(Operation *op) {
+    return op->getParentOfType<omp::ParallelOp>() != nullptr ||
+           op->getParentOfType<scf::ParallelOp>() != nullptr ||
+           op->getParentOfType<scf::ForallOp>() != nullptr;
+  }
+  static bool escapesLoop(Operation *op, Operation *fn) {
+    for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
+      if (isa<LoopLikeOpInterface>(p) || isa<scf::WhileOp>(p))
+        for (Type t : p->getResultTypes())
+          if (isa<BaseMemRefType>(t))
+            return true;
+    return false;
+  }
+
+  /// The bytes of `alloc`, or none.
+  static std::optional<uint64_t> allocBytes(memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    std::optional<uint64_t> e = elementBytes(type.getElementType());
+    if (!type.hasStaticShape() || !e)
+      return std::nullopt;
+    uint64_t bytes = *e;
+    for (int64_t d : type.getShape())
+      if (d != 0 && bytes > UINT64_MAX / static_cast<uint64_t>(d))
+        return std::nullopt;
+      else
+        bytes *= static_cast<uint64_t>(d);
+    if (std::optional<uint64_t> a = alloc.getAlignment())
+      bytes += *a;
+    return bytes;
+  }
+
+  std::optional<Usage> analyse(Block &block, Operation *fn) {
+    Usage usage;
+    Bytes live{0, 0};
+    llvm::DenseMap<Value, Bytes> own;
+    for (Operation &op : block) {
+      Bytes during{0, 0}, after{0, 0};
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        std::optional<uint64_t> bytes = allocBytes(alloc);
+        if (!bytes || escapesLoop(&op, fn))
+          return std::nullopt;
+        Bytes b = perThread(&op) ? Bytes{0, *bytes} : Bytes{*bytes, 0};
+        own[alloc.getResult()] = b;
+        after = b;
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (auto it = own.find(dealloc.getMemref()); it != own.end()) {
+          live.first -= it->second.first;
+          live.second -= it->second.second;
+          own.erase(it);
+        }
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (callee && !callee.isExternal()) {
+          std::optional<Usage> sub = analyse(callee);
+          if (!sub || escapesLoop(&op, fn))
+            return std::nullopt;
+          // A call inside a parallel region runs once per thread.
+          auto threads = [&](Bytes b) {
+            return perThread(&op) ? Bytes{0, b.first + b.second} : b;
+          };
+          during = threads(sub->peak);
+          after = threads(sub->end);
+        }
+      } else {
+        // One region runs at a time (a loop's iterations each free what
+        // they allocate; see escapesLoop).
+        for (Region &region : op.getRegions()) {
+          std::optional<Usage> sub = analyse(region, fn);
+          if (!sub)
+            return std::nullopt;
+          raise(during, sub->peak);
+          raise(after, sub->end);
+        }
+      }
+      Bytes now = live;
+      if (!add(now, during) || !add(live, after))
+        return std::nullopt;
+      raise(usage.peak, now);
+      raise(usage.peak, live);
+    }
+    usage.end = live;
+    return usage;
+  }
+
+  /// A region's blocks, each counted whole (a region of one block, as
+  /// every structured op's and function's is here, is exact; more blocks,
+  /// whose allocations may be freed in another, are added up).
+  std::optional<Usage> analyse(Region &region, Operation *fn) {
+    if (region.hasOneBlock())
+      return analyse(region.front(), fn);
+    Usage usage;
+    for (Block &block : region) {
+      std::optional<Usage> sub = analyse(block, fn);
+      if (!sub || !add(usage.peak, sub->peak) || !add(usage.end, sub->end))
+        return std::nullopt;
+    }
+    return usage;
+  }
+
+  std::optional<Usage> analyse(func::FuncOp fn) {
     if (auto it = cache.find(fn); it != cache.end())
       return it->second;
     if (!active.insert(fn).second)
       return std::nullopt; // recursion
-    std::optional<std::pair<uint64_t, uint64_t>> result =
-        std::pair<uint64_t, uint64_t>{0, 0};
-    auto perThread = [](Operation *op) {
-      return op->getParentOfType<omp::ParallelOp>() != nullptr ||
-             op->getParentOfType<scf::ParallelOp>() != nullptr ||
-             op->getParentOfType<scf::ForallOp>() != nullptr;
-    };
-    auto escapesLoop = [&](Operation *op) {
-      for (Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
-        if (isa<LoopLikeOpInterface>(p) || isa<scf::WhileOp>(p))
-          for (Type t : p->getResultTypes())
-            if (isa<BaseMemRefType>(t))
-              return true;
-      return false;
-    };
-    fn.walk([&](Operation *op) {
-      if (!result)
-        return WalkResult::interrupt();
-      uint64_t serial = 0, threaded = 0;
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        MemRefType type = alloc.getType();
-        std::optional<uint64_t> e = elementBytes(type.getElementType());
-        if (!type.hasStaticShape() || !e || escapesLoop(op)) {
-          result.reset();
-          return WalkResult::interrupt();
-        }
-        uint64_t bytes = *e;
-        for (int64_t d : type.getShape())
-          if (d != 0 && bytes > UINT64_MAX / static_cast<uint64_t>(d)) {
-            result.reset();
-            return WalkResult::interrupt();
-          } else
-            bytes *= static_cast<uint64_t>(d);
-        if (std::optional<uint64_t> a = alloc.getAlignment())
-          bytes += *a;
-        (perThread(op) ? threaded : serial) = bytes;
-      } else if (auto call = dyn_cast<func::CallOp>(op)) {
-        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-        if (!callee || callee.isExternal())
-          return WalkResult::advance();
-        auto sub = analyse(callee);
-        if (!sub || escapesLoop(op)) {
-          result.reset();
-          return WalkResult::interrupt();
-        }
-        if (perThread(op))
-          threaded = sub->first + sub->second;
-        else {
-          serial = sub->first;
-          threaded = sub->second;
-        }
-      } else {
-        return WalkResult::advance();
-      }
-      if (!add(result->first, serial) || !add(result->second, threaded))
-        result.reset();
-      return WalkResult::advance();
-    });
+    std::optional<Usage> result = analyse(fn.getBody(), fn);
     active.erase(fn);
     cache[fn] = result;
     return result;
@@ -435,7 +491,11 @@ void WorkingMemoryInstrumentation::runBeforePass(Pass *pass, Operation *op) {
   WorkingMemoryAnalysis analysis(module);
   for (EntrySpec &entry : entries)
     if (auto fn = module.lookupSymbol<func::FuncOp>(entry.name))
-      entry.workingMemory = analysis.analyse(fn);
+      if (std::optional<WorkingMemoryAnalysis::Usage> usage =
+              analysis.analyse(fn))
+        entry.workingMemory = usage->peak;
+      else
+        entry.workingMemory.reset();
 }
 
 FailureOr<std::optional<DataParallelSpec>>

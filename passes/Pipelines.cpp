@@ -68,6 +68,10 @@ static void addBufferization(OpPassManager &pm) {
 
 /// Loops on memrefs -> LLVM dialect (the order TOOLCHAIN.md found to work).
 static void addLowerToLLVM(OpPassManager &pm, bool openmp = false) {
+  // Buffers freed after their last use: a layer gradient's working set is
+  // then its live buffers, not all of them (the CPU paths only: there the
+  // memref-level transformations are done).
+  pm.addPass(hkt::createHktDeallocAfterLastUsePass());
   // Fully unrolled: the default staging through memref.alloca inside loops
   // grows the stack on every iteration (a stack overflow in OpenMP workers
   // at T = 4097).

@@ -161,4 +161,53 @@ def HktMemrefCopyToLinalgPass : Pass<"hkt-memref-copy-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def HktDeallocAfterLastUsePass : Pass<"hkt-dealloc-after-last-use"> {
+  let summary = "Free each buffer right after its last use, not at the end of its block";
+  let description = [{
+    Upstream's ownership-based buffer deallocation frees a buffer at the end
+    of the block that allocated it, so in a long straight-line function
+    (a layer's gradient: the forward recomputed, then every adjoint) every
+    buffer lives until the return and the working set is the sum of all
+    of them (the D = 512, T = 16384 layer gradient: 2.0 GiB). This pass
+    moves each `memref.dealloc` of a `memref.alloc` of the same block up to
+    just after the last op of that block that uses the buffer or a view of
+    it (a use inside a nested region counts at its ancestor in the block),
+    so the allocator can reuse the memory for the buffers that follow.
+
+    A buffer whose alias may escape the pass's sight stays where it is:
+    one that a non-view op turns into another memref, a pointer or an index
+    (`memref.extract_aligned_pointer_as_index`, a call that returns a
+    memref), or that is yielded, returned or stored.
+
+    Run on the CPU paths once the memref-level transformations are done
+    (a GPU's `mgpuMemFree` waits for its stream, so an early free there
+    would add host synchronisations).
+
+    Before:
+
+    ```mlir
+    %a = memref.alloc() : memref<16xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<16xf32>)
+    %v = memref.subview %a[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+    linalg.copy ins(%v : memref<8xf32, strided<[1]>>) outs(%out : memref<8xf32>)
+    %b = memref.alloc() : memref<16xf32>
+    ...
+    memref.dealloc %a : memref<16xf32>
+    memref.dealloc %b : memref<16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %a = memref.alloc() : memref<16xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<16xf32>)
+    %v = memref.subview %a[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+    linalg.copy ins(%v : memref<8xf32, strided<[1]>>) outs(%out : memref<8xf32>)
+    memref.dealloc %a : memref<16xf32>
+    %b = memref.alloc() : memref<16xf32>
+    ...
+    ```
+  }];
+}
+
 #endif // HKT_PASSES_TRANSFORMS_PASSES_TD

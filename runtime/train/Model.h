@@ -16,6 +16,7 @@
 #define HKT_RUNTIME_TRAIN_MODEL_H
 
 #include "runtime/CompiledModule.h"
+#include "runtime/ModuleFormat.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Tasks.h"
 
@@ -74,7 +75,7 @@ public:
   /// module: the runtime's communicator must exist before train_step).
   bool sumsWithNccl() const {
     const auto &dp = module->manifest().dataParallel;
-    return dp && dp->backend == "nccl";
+    return dp && dp->backend == format::backend::kNccl;
   }
   /// The kind of target the module was compiled for.
   runtime::TargetKind targetKind() const {
