@@ -489,13 +489,16 @@ void WorkingMemoryInstrumentation::runBeforePass(Pass *pass, Operation *op) {
     return;
   ran = true;
   WorkingMemoryAnalysis analysis(module);
-  for (EntrySpec &entry : entries)
-    if (auto fn = module.lookupSymbol<func::FuncOp>(entry.name))
-      if (std::optional<WorkingMemoryAnalysis::Usage> usage =
-              analysis.analyse(fn))
-        entry.workingMemory = usage->peak;
-      else
-        entry.workingMemory.reset();
+  for (EntrySpec &entry : entries) {
+    auto fn = module.lookupSymbol<func::FuncOp>(entry.name);
+    if (!fn)
+      continue;
+    std::optional<WorkingMemoryAnalysis::Usage> usage = analysis.analyse(fn);
+    if (usage)
+      entry.workingMemory = usage->peak;
+    else
+      entry.workingMemory.reset();
+  }
 }
 
 FailureOr<std::optional<DataParallelSpec>>
