@@ -23,6 +23,7 @@
 #include "runtime/Npy.h"
 #include "runtime/SafeTensors.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/MpiWorld.h"
 #include "tools/hkt-run/Training.h"
 
 #include <algorithm>
@@ -902,6 +903,14 @@ int main(int argc, char **argv) {
       std::printf("%s\n%s", kUsage, kHelp);
       return 0;
     }
+    // One call in one process: N copies under mpirun would each make it
+    // (and write the same outputs).
+    if (int launched = hkt::train::launchedRanks(); launched > 1)
+      throw RunError("hkt-run MODULE makes one call in one process, but this "
+                     "one was started as one of " +
+                     std::to_string(launched) +
+                     " (mpirun): run it without mpirun (only hkt-run train "
+                     "is data-parallel)");
     return run(options);
   } catch (const RunError &e) {
     std::fprintf(stderr, "hkt-run: error: %s\n", e.what());
