@@ -74,7 +74,8 @@ func::FuncOp declareAllReduce(ModuleOp module) {
   return fn;
 }
 
-/// A buffer the call can take: 1-D (or 0-d), f32, unit stride.
+/// A buffer the call can take: 1-D, f32, unit stride (what
+/// convert-shard-to-mpi makes of the flattened gradients).
 LogicalResult checkBuffer(mpi::AllReduceOp op, Value buffer, StringRef which) {
   auto type = cast<MemRefType>(buffer.getType());
   int64_t offset;
