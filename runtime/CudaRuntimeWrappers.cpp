@@ -19,6 +19,7 @@
 
 #include "runtime/CudaDriver.h"
 #include "runtime/Internal.h"
+#include "runtime/Nccl.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -523,11 +524,6 @@ hktCublasLtGemmBf16Overwrite(
                           bRows, n, ldb, bColStride, c, cOffset, cRows, cCols,
                           ldc, cColStride);
 }
-
-// runtime/Nccl.cpp: the NCCL all-reduce of data-parallel modules.
-extern "C" void hktNcclAllReduceF32(float *, float *, int64_t, int64_t, int64_t,
-                                    float *, float *, int64_t, int64_t, int64_t,
-                                    int32_t);
 
 void hkt::runtime::linkCudaRuntimeWrappers() {
   // Taking the addresses keeps this object file (and so every mgpu*

@@ -27,6 +27,7 @@
 #include "runtime/Status.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace hkt::runtime {
@@ -50,5 +51,14 @@ void leaveNcclWorld();
 Expected<std::string> ncclVersion();
 
 } // namespace hkt::runtime
+
+/// The all-reduce a data-parallel GPU module's host code calls (declared by
+/// hkt-nvvm-allreduce-to-nccl): recv = op over the ranks of send, two 1-D
+/// f32 memref descriptors (allocated and aligned pointers, offset, size,
+/// stride) of device memory and NCCL's ncclRedOp_t. Errors are recorded like
+/// the driver's (takeCudaError).
+extern "C" void hktNcclAllReduceF32(float *, float *, int64_t, int64_t, int64_t,
+                                    float *, float *, int64_t, int64_t, int64_t,
+                                    int32_t);
 
 #endif // HKT_RUNTIME_NCCL_H

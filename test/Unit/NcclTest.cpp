@@ -20,10 +20,6 @@
 using namespace hkt::runtime;
 using namespace hkt::test;
 
-extern "C" void hktNcclAllReduceF32(float *, float *, int64_t, int64_t, int64_t,
-                                    float *, float *, int64_t, int64_t, int64_t,
-                                    int32_t);
-
 namespace {
 
 TEST(NcclTest, AllReduceOutsideACommunicatorIsAnError) {

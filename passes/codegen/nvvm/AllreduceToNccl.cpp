@@ -30,7 +30,7 @@ namespace mlir::hkt {
 using namespace mlir;
 
 namespace {
-/// The runtime's all-reduce (runtime/NcclCollectives.cpp).
+/// The runtime's all-reduce (runtime/Nccl.h).
 constexpr StringLiteral kNcclAllReduce = "hktNcclAllReduceF32";
 
 /// NCCL's ncclRedOp_t for an MPI reduction; none for the others (MPI's
