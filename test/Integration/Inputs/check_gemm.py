@@ -4,7 +4,11 @@ tensor-core GEMM kernel (hkt-nvvm-lower-gemm), runs it on fresh random
 inputs and compares
 with float64: against the product of A and B rounded to bf16 it must agree
 to f32 accumulation (1e-5 relative: a fragment-layout bug moves whole
-elements), against the exact product to the bf16 bound (1e-2). The seed is
+elements), against the exact product within the bf16 rounding bound, element
+by element: |C - A B| <= 2^-7 (|A| |B|) (rounding each operand to bf16 moves a
+product by at most 2^-8 of |a b|; twice that for the f32 sums and a margin;
+a bound on the largest element instead fails where the sums cancel: 1.2e-2
+with one row, K = 16). The seed is
 printed (HKT_TEST_SEED=N reproduces a run)."""
 import argparse
 import os
@@ -76,7 +80,10 @@ rounded = bf16(a) @ bf16(b)
 scale = np.abs(exact).max()
 err_rounded = np.abs(c - rounded).max() / scale
 err_exact = np.abs(c - exact).max() / scale
+# Each error against its own bf16 bound; the worst ratio must stay below 1.
+bound = 2.0**-7 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+err_bound = (np.abs(c - exact) / np.maximum(bound, np.finfo(np.float64).tiny)).max()
 assert err_rounded < 1e-5, f"vs bf16-rounded operands: {err_rounded:.3e}"
-assert err_exact < 1e-2, f"vs exact: {err_exact:.3e}"
+assert err_bound < 1.0, f"vs exact: {err_bound:.3f} of the bf16 bound"
 print(f"gemm {m}x{n}x{k} seed={seed} rounded_err={err_rounded:.1e} "
-      f"exact_err={err_exact:.1e} OK")
+      f"exact_err={err_exact:.1e} of_bound={err_bound:.2f} OK")
