@@ -179,19 +179,21 @@ LogicalResult assembleKernels(ModuleOp module, const CompileOptions &options) {
 } // namespace
 
 /// The fused CPU pipeline's tiles for `cpu`: the options', else the
-/// defaults and the tuning table's entry for the vector width.
+/// defaults and the register tile of the CPU's microarchitecture family.
 CpuTiles mlir::hkt::resolveCpuTiles(const CpuTarget &cpu,
                                     const CompileOptions &options) {
   auto has = [&](StringRef f) { return llvm::is_contained(cpu.features, f); };
   CpuTiles tiles;
   tiles.vectorBits = has("avx512f") ? 512 : has("avx") ? 256 : 128;
-  const CpuTuning &table = cpuTuningFor(tiles.vectorBits);
+  const CpuFamily &family = cpuFamilyFor(cpu.cpu, tiles.vectorBits);
+  tiles.family = family.name;
   tiles.tileQ = options.tileQ > 0 ? options.tileQ : kDefaultTileQ;
   tiles.tileK = options.tileK > 0 ? options.tileK : kDefaultTileK;
-  tiles.registerRows =
-      options.registerRows > 0 ? options.registerRows : table.regRows;
-  tiles.registerVectors =
-      options.registerVectors > 0 ? options.registerVectors : table.regVectors;
+  tiles.registerRows = options.registerRows > 0 ? options.registerRows
+                                                : family.registerTile.rows;
+  tiles.registerVectors = options.registerVectors > 0
+                              ? options.registerVectors
+                              : family.registerTile.vectors;
   tiles.source = !options.tilesSource.empty() ? options.tilesSource
                  : options.registerRows > 0 || options.registerVectors > 0
                      ? "options"

@@ -585,6 +585,7 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(
         {key::kTileQ, target.tiles->tileQ},
         {key::kTileK, target.tiles->tileK},
         {key::kVectorBits, target.tiles->vectorBits},
+        {key::kTilesFamily, target.tiles->family},
         {key::kRegisterRows, target.tiles->registerRows},
         {key::kRegisterVectors, target.tiles->registerVectors},
         {key::kTilesSource, target.tiles->source}};

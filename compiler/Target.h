@@ -16,11 +16,13 @@ namespace mlir::hkt {
 
 /// The tiles the fused CPU pipeline uses for a target (the manifest's
 /// `tiles`): the attention's query/key tiles and the matmuls' register tile,
-/// from the options where given, else the defaults and the tuning table
-/// (passes/codegen/cpu/CpuTuning.h) for the vector width.
+/// from the options where given, else the defaults and the register tile of
+/// the CPU's microarchitecture family (passes/codegen/cpu/CpuTuning.h).
 struct CpuTiles {
   int64_t tileQ = 0, tileK = 0;
   int64_t vectorBits = 0;
+  /// The microarchitecture family whose defaults apply (CpuFamily::name).
+  std::string family;
   int64_t registerRows = 0, registerVectors = 0;
   /// "table", "options", "tuned" or "tune-cache".
   std::string source;

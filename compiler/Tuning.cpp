@@ -230,8 +230,12 @@ LogicalResult mlir::hkt::tuneAndCompile(ModuleOp module,
 
   // Each candidate compiled from a copy of the module into a scratch
   // directory beside the destination, then timed in interleaved rounds.
-  ArrayRef<RegisterTile> candidates =
-      registerTileCandidates(tiles.vectorBits);
+  // The family's default first: on a tie it stays.
+  SmallVector<RegisterTile> candidates{
+      {tiles.registerRows, tiles.registerVectors}};
+  for (const RegisterTile &c : registerTileCandidates(tiles.vectorBits))
+    if (c.rows != tiles.registerRows || c.vectors != tiles.registerVectors)
+      candidates.push_back(c);
   SmallString<256> scratch(outDir);
   scratch += ".tune";
   llvm::sys::fs::make_absolute(scratch);

@@ -72,6 +72,7 @@ inline constexpr const char *kTiles = "tiles";
 inline constexpr const char *kTileQ = "tile_q";
 inline constexpr const char *kTileK = "tile_k";
 inline constexpr const char *kVectorBits = "vector_bits";
+inline constexpr const char *kTilesFamily = "family";
 inline constexpr const char *kRegisterRows = "register_rows";
 inline constexpr const char *kRegisterVectors = "register_vectors";
 /// How the register tile was chosen: "table", "options", "tuned" (measured

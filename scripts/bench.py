@@ -179,6 +179,8 @@ class Bench:
         self.workdir = workdir
         self.compile_tool = os.path.join(args.build, "bin", "hkt-compile")
         self.run_tool = os.path.join(args.build, "bin", "hkt-run")
+        # What the first fused module was compiled for (its manifest).
+        self.compiled_for = None
         for tool in (self.compile_tool, self.run_tool):
             if not os.access(tool, os.X_OK):
                 sys.exit("bench.py: error: %s not found (build it, or give "
@@ -232,6 +234,8 @@ class Bench:
         if not os.path.isdir(out):
             self.call([self.compile_tool, "--layer", cfg, "--pipeline", pipeline,
                        "-o", out] + extra_compile, "hkt-compile, " + label)
+        if self.compiled_for is None and pipeline == a.fused_pipeline:
+            self.compiled_for = compiled_for(out)
         n = a.repeat if t < LARGE_T else min(a.repeat, LARGE_REPEAT)
         stdout = self.call([self.run_tool, out, "--random", "1", "--threads",
                             str(a.threads), "--bench", str(n), "--quiet"]
@@ -268,6 +272,24 @@ KERNEL_LABELS = {
     "sse2": "SSE2 mul+add, no FMA",
     "scalar": "scalar mul+add, no vector FMA",
 }
+
+
+def compiled_for(module):
+    """The CPU, vector width and tiles a module's manifest records."""
+    try:
+        with open(os.path.join(module, "manifest.json")) as f:
+            manifest = json.load(f)
+        cpu = manifest["target"]["cpu"]
+        t = manifest.get("tiles")
+        if not t:
+            return "LLVM CPU %s" % cpu
+        return ("LLVM CPU %s, family %s, %d-bit vectors, register tile %dx%d "
+                "(%s), attention tiles %dx%d"
+                % (cpu, t.get("family", "?"), t["vector_bits"],
+                   t["register_rows"], t["register_vectors"], t["source"],
+                   t["tile_q"], t["tile_k"]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return "unknown (%s)" % e
 
 
 def fma_peak(threads, workdir):
@@ -410,6 +432,7 @@ def main(argv):
         "date: " + datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu: %s (%d logical CPUs)" % (cpu, os.cpu_count() or 0),
         "threads: %d" % args.threads,
+        "compiled for: %s" % (bench.compiled_for or "no module compiled"),
         "fp32 FMA peak, measured (scripts/fma_peak.c, %d threads) before / "
         "after the table: %s" % (args.threads, " / ".join(
             "%.1f GFLOP/s (%d-bit vectors, %s)" % p if p else

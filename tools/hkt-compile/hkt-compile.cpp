@@ -109,7 +109,9 @@ static cl::opt<bool> emitLLVM(
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("Target CPU: 'native' (this machine, the default) or an LLVM "
-                 "CPU name; 'x86-64' gives a portable module"),
+                 "CPU name ('znver3', 'znver5', 'sapphirerapids', ...: the "
+                 "code and the defaults of that CPU's family); 'x86-64' "
+                 "gives a portable module"),
         cl::init("native"), cl::cat(category));
 static cl::opt<std::string> pipeline(
     "pipeline",
@@ -131,8 +133,9 @@ static cl::opt<int64_t> tileK("tile-k", cl::desc(tileKHelp), cl::init(0),
 static cl::opt<std::string> registerTile(
     "register-tile",
     cl::desc("Fused pipeline, CPU: a matmul's register tile as ROWSxVECTORS "
-             "(accumulator rows x vectors of columns; default: the tuning "
-             "table's for the vector width, 8x2 with AVX-512, 6x2 with AVX2)"),
+             "(accumulator rows x vectors of columns; default: the CPU "
+             "family's, 8x2 with AVX-512, 6x2 with AVX2; the manifest's "
+             "tiles.family names the family)"),
     cl::value_desc("RxV"), cl::cat(category));
 
 static cl::opt<bool> tune(

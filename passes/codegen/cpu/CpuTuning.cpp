@@ -1,11 +1,16 @@
 //===- CpuTuning.cpp - the per-target table of the CPU recipe -------------===//
 //
 // What differs between vector widths is the register tile; the other numbers
-// are the defaults of CpuTuning (their reasons are given there).
+// are the defaults of CpuTuning (their reasons are given there). hkt-compile
+// takes the register tile from the microarchitecture family of the target
+// CPU (cpuFamilyFor), the width's entry here being what hkt-opt's pass uses
+// when no tile is given.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/cpu/CpuTuning.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir::hkt;
 
@@ -34,6 +39,67 @@ const CpuTuning &mlir::hkt::cpuTuningFor(int64_t vectorBits) {
   for (const CpuTuning &entry : kTable)
     if (entry.vectorBits <= vectorBits)
       best = &entry;
+  return *best;
+}
+
+namespace {
+/// The families, their LLVM CPU names and the measurements behind each tile
+/// (docs/performance.md, "Defaults per microarchitecture family"). Every
+/// --tune candidate of a width was timed on the layer (D = 512, H = 8,
+/// T = 4096, MHA and HKT, 2 threads, interleaved rounds) where a host of the
+/// family was at hand; where none was, the entry says so.
+struct FamilyEntry {
+  CpuFamily family;
+  llvm::ArrayRef<llvm::StringRef> cpus;
+};
+
+// AMD Zen 1-3: 16 ymm registers, 2 FMA pipes (4 FP pipes). 6 x 2 measured on
+// a Zen 3 against 4 x 2 and 4 x 1 (issue 11: 58% of the FMA peak for HKT).
+const llvm::StringRef kZen3[] = {"znver1", "znver2", "znver3"};
+// AMD Zen 4/5: 32 zmm registers (Zen 4 runs a 512-bit op as two 256-bit
+// halves, Zen 5 natively). 8 x 2 measured on a Zen 5 at 63-66% of the FMA
+// peak for HKT and MHA (issue 27); the other candidates were not compared
+// there, and no Zen 4 was at hand.
+const llvm::StringRef kZen45[] = {"znver4", "znver5"};
+// Intel with AVX-512 (Skylake-X to Granite Rapids): 32 zmm registers, 2 FMA
+// ports (one on some client parts). Measured on an Emerald Rapids: 8 x 2,
+// 12 x 2 and 6 x 4 within 5% of one another (less than the host's noise),
+// 4 x 4 3-5% slower; 8 x 2 kept, the tile with the fewest registers.
+const llvm::StringRef kIntelAvx512[] = {
+    "skylake-avx512", "skylake_avx512", "cascadelake",   "cooperlake",
+    "cannonlake",     "icelake-client", "icelake_client", "icelake-server",
+    "icelake_server", "tigerlake",      "rocketlake",     "sapphirerapids",
+    "emeraldrapids",  "graniterapids",  "graniterapids-d", "graniterapids_d",
+    "diamondrapids"};
+
+const FamilyEntry kFamilies[] = {
+    {{"zen3", 256, {6, 2}}, kZen3},
+    {{"zen4-5", 512, {8, 2}}, kZen45},
+    {{"intel-avx512", 512, {8, 2}}, kIntelAvx512},
+};
+
+// The generic family of each width, for the CPUs above whose vectors the
+// target narrows and for every other CPU (Intel's AVX2 cores, x86-64-v3/v4).
+// AVX2: 6 x 2 measured as x86-64-v3 code on the Emerald Rapids, 10-20%
+// ahead of 4 x 2 and 3 x 4 (and Zen 3's choice). AVX-512: the Intel
+// family's tile. SSE: the AVX2 shape (16 registers as well), not measured.
+const CpuFamily kGeneric[] = {
+    {"sse", 128, {6, 2}},
+    {"avx2", 256, {6, 2}},
+    {"avx512", 512, {8, 2}},
+};
+} // namespace
+
+const CpuFamily &mlir::hkt::cpuFamilyFor(llvm::StringRef cpu,
+                                         int64_t vectorBits) {
+  for (const FamilyEntry &entry : kFamilies)
+    if (entry.family.vectorBits == vectorBits &&
+        llvm::is_contained(entry.cpus, cpu))
+      return entry.family;
+  const CpuFamily *best = &kGeneric[0];
+  for (const CpuFamily &generic : kGeneric)
+    if (generic.vectorBits <= vectorBits)
+      best = &generic;
   return *best;
 }
 

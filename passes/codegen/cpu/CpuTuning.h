@@ -12,10 +12,16 @@
 #define HKT_PASSES_CPUTUNING_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
 namespace mlir::hkt {
+
+/// A register tile: accumulator rows x vectors of columns.
+struct RegisterTile {
+  int64_t rows, vectors;
+};
 
 /// The tile sizes of the CPU recipe for one vector register width. Sizes of
 /// matmul tiles are upper bounds: the pass takes the largest divisor of the
@@ -87,13 +93,27 @@ struct CpuTuning {
 /// entry not wider than the target, or the narrowest entry.
 const CpuTuning &cpuTuningFor(int64_t vectorBits);
 
-/// A register tile: accumulator rows x vectors of columns.
-struct RegisterTile {
-  int64_t rows, vectors;
+/// A microarchitecture family and the register tile hkt-compile uses for
+/// it when neither --register-tile nor --tune chooses one. The families
+/// and the measurements behind each tile are in CpuTuning.cpp.
+struct CpuFamily {
+  /// The manifest's `tiles.family`: "zen3", "zen4-5", "intel-avx512", or
+  /// the generic family of a width, "avx512", "avx2" or "sse".
+  const char *name;
+  /// The vector width the family's tile is for.
+  int64_t vectorBits;
+  RegisterTile registerTile;
 };
 
+/// The family of the LLVM CPU `cpu` ("znver3", "sapphirerapids", the host's
+/// name for --cpu native) when the code targets `vectorBits`-bit vectors:
+/// the CPU's own family where the table knows it and its width is the
+/// target's (a Zen 4 whose AVX-512 a hypervisor hides is compiled for AVX2),
+/// else the generic family of the width.
+const CpuFamily &cpuFamilyFor(llvm::StringRef cpu, int64_t vectorBits);
+
 /// The register tiles hkt-compile --tune times for `vectorBits`-bit
-/// registers, the table's entry first: those whose accumulators, operand
+/// registers (hkt-compile puts the family's tile first): those whose accumulators, operand
 /// vectors and broadcast fit the register file (16 registers below
 /// AVX-512, 32 with it), with 2 or 4 vectors a row (a 64-wide attention
 /// tile holds whole ones).
