@@ -59,9 +59,14 @@ validateOptions(Location loc, const CompileOptions &options) {
                           << "' (available: cpu, nvvm, gpu-emulation)";
   bool nvvm = *parsed == CodegenTarget::Nvvm;
   bool emulation = *parsed == CodegenTarget::GpuEmulation;
-  if (options.precision != "f32" && !nvvm && !emulation)
+  bool cpuBf16 = *parsed == CodegenTarget::Cpu && options.precision == "bf16";
+  if (options.precision != "f32" && !nvvm && !emulation && !cpuBf16)
     return emitError(loc) << "--precision " << options.precision
-                          << " applies to --target nvvm and gpu-emulation";
+                          << " applies to --target nvvm and gpu-emulation "
+                             "(on the cpu target: f32, or bf16 on AMX)";
+  if (cpuBf16 && options.pipeline != kFusedPipeline)
+    return emitError(loc) << "--precision bf16 on the cpu target is the fused "
+                             "pipeline's (AMX tiles for its matmuls)";
   if (options.precision != "f32" && options.precision != "tf32" &&
       options.precision != "bf16")
     return emitError(loc) << "unknown precision '" << options.precision
@@ -123,6 +128,7 @@ void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
     fused.vectorBits = cpu.tiles->vectorBits;
     fused.registerRows = cpu.tiles->registerRows;
     fused.registerVectors = cpu.tiles->registerVectors;
+    fused.precision = options.precision;
     buildHktCpuFusedPipeline(pm, fused);
   } else {
     buildHktCpuReferencePipeline(pm);
@@ -215,6 +221,17 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
     return emitError(loc) << llvm::toString(target.takeError());
   if (targetKind == CodegenTarget::Cpu && options.pipeline == kFusedPipeline)
     target->tiles = resolveCpuTiles(*target, options);
+  if (targetKind == CodegenTarget::Cpu && options.precision == "bf16") {
+    for (StringRef feature : {"amx-tile", "amx-bf16", "avx512bf16"})
+      if (!llvm::is_contained(target->features, feature))
+        return emitError(loc)
+               << "--precision bf16 on the cpu target needs Intel AMX (the "
+                  "features amx-tile, amx-bf16 and avx512bf16: Sapphire "
+                  "Rapids or later); CPU '"
+               << target->cpu << "' lacks " << feature
+               << " (give --cpu sapphirerapids to cross-compile for one)";
+    target->precision = options.precision;
+  }
 
   // Refuse to clobber something that is not a compiled module.
   if (llvm::sys::fs::exists(outDir) &&

@@ -580,6 +580,8 @@ llvm::json::Value mlir::hkt::compiler::manifestJson(
                                         {key::kFeatures,
                                          llvm::json::Array(target.features)}}},
       {key::kEntries, std::move(entryArray)}};
+  if (!target.precision.empty())
+    (*manifest.getObject(key::kTarget))[key::kPrecision] = target.precision;
   if (target.tiles)
     manifest[key::kTiles] = llvm::json::Object{
         {key::kTileQ, target.tiles->tileQ},

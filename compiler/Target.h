@@ -41,6 +41,10 @@ struct CpuTarget {
   std::string cpu;
   /// LLVM names of the enabled CPU features, sorted (manifest `features`).
   std::vector<std::string> features;
+  /// The matmuls' arithmetic where it is not f32: "bf16" (AMX tiles; the
+  /// manifest's `target.precision`, so that the runtime asks the kernel for
+  /// the AMX state).
+  std::string precision;
   std::unique_ptr<llvm::TargetMachine> machine;
   /// The fused CPU pipeline's tiles (unset on the other pipelines and
   /// targets); compileToDirectory resolves them.

@@ -7,6 +7,7 @@
 #include "dialect/Register.h"
 #include "dialect/HKTDialect.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -42,6 +43,8 @@ void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   // The CPU codegen: OpenMP threads, vectors, the transform-dialect recipes.
   registry.insert<omp::OpenMPDialect, transform::TransformDialect,
                   vector::VectorDialect>();
+  // --precision bf16 on the CPU: Intel AMX tiles (hkt-cpu-amx-matmul).
+  registry.insert<amx::AMXDialect>();
   // The NVVM path: kernels, their compilation and the host's launch code.
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   // Data-parallel training: the grid and its collectives, then MPI calls.

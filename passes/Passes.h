@@ -61,6 +61,11 @@ struct FusedPipelineOptions
       llvm::cl::desc("Columns of a matmul's register tile in vectors (0: the "
                      "tuning table's)"),
       llvm::cl::init(0)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("The matmuls' arithmetic: f32, or bf16 (bf16 operands, "
+                     "f32 accumulation on AMX tiles: hkt-cpu-amx-matmul)"),
+      llvm::cl::init("f32")};
 };
 
 /// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the

@@ -89,7 +89,11 @@ static void addLowerToLLVM(OpPassManager &pm, bool openmp = false) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(hkt::createHktConvertMpiToLLVMPass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // AMX tiles (hkt-cpu-amx-matmul) as LLVM's intrinsics; nothing else
+  // changes where there are none.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.amx = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -126,6 +130,8 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addPass(createCSEPass());
+  if (options.precision == "bf16")
+    pm.addPass(createHktCpuAmxMatmulPass());
   HktCpuCodegenPassOptions codegen;
   codegen.vectorBits = options.vectorBits;
   codegen.regRows = options.registerRows;

@@ -207,7 +207,11 @@ Status checkHost(const Manifest &mf, const std::string &dir,
   if (!flags && hostCpuFlags())
     flags = &*hostCpuFlags();
   if (flags)
-    return checkCpuFeatures(mf, dir, *flags);
+    if (Status s = checkCpuFeatures(mf, dir, *flags); !s.ok())
+      return s;
+  if (mf.target.kind == TargetKind::Cpu && mf.target.precision == "bf16")
+    if (Status s = requestAmxState(); !s.ok())
+      return Status::error(concat("module '", dir, "': ", s.message()));
   return Status::success();
 }
 

@@ -7,9 +7,16 @@
 #include "runtime/CpuFeatures.h"
 #include "runtime/Manifest.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace hkt::runtime;
 
@@ -164,4 +171,24 @@ Status hkt::runtime::checkCpuFeatures(const Manifest &manifest,
                        manifest.target.cpu +
                        "' and needs CPU features this machine lacks: " + list +
                        " (recompile with --cpu x86-64 for a portable module)");
+}
+
+Status hkt::runtime::requestAmxState() {
+#if defined(__x86_64__) && defined(__linux__)
+  // <asm/prctl.h>: ARCH_REQ_XCOMP_PERM; XFEATURE_XTILEDATA is state 18.
+  constexpr int kReqXcompPerm = 0x1023, kXtileData = 18;
+  static const int error = [] {
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0 ? 0 : errno;
+  }();
+  if (error == 0)
+    return Status::success();
+  return Status::error(std::string("Linux refused this process the AMX tile "
+                                   "state (arch_prctl ARCH_REQ_XCOMP_PERM: ") +
+                       std::strerror(error) +
+                       "); the module's matmuls need it (compiled with "
+                       "--precision bf16: recompile without it)");
+#else
+  return Status::error("AMX tiles (a --precision bf16 module) need Linux on "
+                       "x86-64");
+#endif
 }

@@ -52,6 +52,12 @@ missingCpuFeatures(const std::vector<std::string> &features,
 Status checkCpuFeatures(const Manifest &manifest, const std::string &moduleDir,
                         const std::set<std::string> &hostFlags);
 
+/// Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,
+/// XTILEDATA) for this process, once: without it the first AMX instruction
+/// of a bf16 module dies of SIGILL. Fails, with the kernel's reason, where
+/// the kernel refuses (before 5.16, or AMX disabled).
+Status requestAmxState();
+
 } // namespace hkt::runtime
 
 #endif // HKT_RUNTIME_CPUFEATURES_H

@@ -184,6 +184,15 @@ private:
         error(featuresPath, "holds an empty name");
       t.features.push_back(name);
     }
+    if (target.contains(key::kPrecision)) {
+      t.precision = getString(target, key::kPrecision, path);
+      if (t.kind != TargetKind::Cpu ||
+          (t.precision != "f32" && t.precision != "bf16"))
+        error(join(path, key::kPrecision),
+              concat("'", t.precision, "' is not a precision of a ",
+                     t.kind == TargetKind::Cpu ? "cpu" : "cuda",
+                     " module (cpu: f32 or bf16; cuda modules have none)"));
+    }
     if (t.kind == TargetKind::Cuda) {
       t.arch = getString(target, key::kArch, path);
       // A comma-separated list (the chips of one fatbin) of sm_<digits>,

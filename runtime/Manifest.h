@@ -142,6 +142,9 @@ struct TargetSpec {
   std::vector<std::string> features;
   /// Cuda only: the GPU architecture of the kernels ("sm_90").
   std::string arch;
+  /// Cpu only: "f32", or "bf16" when the matmuls use Intel AMX tiles (the
+  /// process must then be granted the AMX state: requestAmxState).
+  std::string precision = "f32";
 };
 
 /// A data-parallel module (the optional key "data_parallel"): its train

@@ -96,6 +96,9 @@ inline constexpr const char *kKind = "kind";
 inline constexpr const char *kTriple = "triple";
 inline constexpr const char *kCpu = "cpu";
 inline constexpr const char *kFeatures = "features";
+/// Optional, cpu modules: "bf16" where the matmuls run on Intel AMX tiles
+/// (hkt-compile --precision bf16); absent means f32.
+inline constexpr const char *kPrecision = "precision";
 inline constexpr const char *kArch = "arch";
 // entries[i]
 inline constexpr const char *kName = "name";

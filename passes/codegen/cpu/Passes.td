@@ -193,4 +193,58 @@ def HktCpuHoistVectorAccumulatorsPass : Pass<"hkt-cpu-hoist-vector-accumulators"
                            "::mlir::vector::VectorDialect"];
 }
 
+def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
+  let summary = "linalg.matmul on f32 buffers -> Intel AMX tiles: bf16 operands, f32 accumulation";
+  let description = [{
+    `hkt-compile --precision bf16` on a CPU with AMX (Sapphire Rapids and
+    later): every `linalg.matmul` on static f32 buffers with contiguous rows
+    whose M and N are multiples of 16 and K of 32 (and of 512 above 512)
+    becomes `amx.tile_mulf` (tdpbf16ps) on 16 x 16 f32 accumulator tiles,
+    2 x 2 at once where M and N allow. The left operand is rounded to bf16
+    (round to nearest even), the right one rounded into AMX's
+    pair-interleaved layout, `[K/2, 2N]` with row r holding `B[2r, n]` and
+    `B[2r + 1, n]` side by side; the products are exact in f32 and summed in
+    f32, so the error is that of rounding the operands (2^-8 relative each).
+    Inside a parallel loop (the attention's tiles) the bf16 copies live on
+    the stack, allocated at the start of the parallel body; a matmul outside one (a
+    projection) rounds its right operand once into a heap buffer and its
+    rows in parallel blocks (`scf.forall`). Other matmuls (other shapes,
+    transposed maps, dynamic sizes) stay f32. Runs after bufferization and
+    before `hkt-cpu-codegen`, which then vectorises what is left.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>)
+                  outs(%c : memref<64x64xf32>)
+    ```
+
+    After (abridged, inside a parallel loop):
+
+    ```mlir
+    scf.forall ... {
+      %a16 = memref.alloca() : memref<64x64xbf16>
+      %b16 = memref.alloca() : memref<32x128xbf16>
+      ...
+      scf.for ... { vector.load %a ... arith.truncf ... vector.store %a16 }
+      scf.for ... { ... vector.interleave %even, %odd ... vector.store %b16 }
+      scf.for %i ... step 32 { scf.for %j ... step 32 {
+        %c00 = amx.tile_load %c[%i, %j] : memref<64x64xf32> into !amx.tile<16x16xf32>
+        ...
+        %a0 = amx.tile_load %a16[%i, %c0] : memref<64x64xbf16> into !amx.tile<16x32xbf16>
+        %b0 = amx.tile_load %b16[%c0, %j2] : memref<32x128xbf16> into !amx.tile<16x32xbf16>
+        %d00 = amx.tile_mulf %a0, %b0, %c00 : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+        ...
+        amx.tile_store %c[%i, %j], %d00 : memref<64x64xf32>, !amx.tile<16x16xf32>
+      } }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // HKT_PASSES_CODEGEN_CPU_PASSES_TD

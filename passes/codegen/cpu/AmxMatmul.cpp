@@ -1,0 +1,244 @@
+//===- AmxMatmul.cpp - hkt-cpu-amx-matmul ---------------------------------===//
+//
+// linalg.matmul on f32 buffers -> Intel AMX tiles: bf16 operands, f32
+// accumulation (tdpbf16ps), for hkt-compile --precision bf16 on the CPU.
+// The left operand is rounded to bf16 row by row, the right one into AMX's
+// pair-interleaved layout ([K/2, 2N]: row r holds B[2r, n] and B[2r + 1, n]
+// side by side), then 16 x 16 f32 accumulator tiles, 2 x 2 of them at once
+// where the shape allows (4 accumulators + 2 + 2 operand tiles: AMX's 8
+// tile registers), take the K dimension 32 at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/codegen/cpu/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::hkt {
+#define GEN_PASS_DEF_HKTCPUAMXMATMULPASS
+#include "passes/codegen/cpu/Passes.h.inc"
+} // namespace mlir::hkt
+
+using namespace mlir;
+
+namespace {
+
+/// AMX's shapes: a 16 x 16 f32 accumulator, a 16 x 32 bf16 left tile, a
+/// 16 x (16 pairs) right tile; vectors of 16 f32 for the conversions.
+constexpr int64_t kTile = 16, kStepK = 32, kLanes = 16;
+/// K steps unrolled between a load and a store of the accumulators (the
+/// tiles cannot be loop-carried through MLIR 22's cf-to-llvm, which has no
+/// conversion for !amx.tile block arguments).
+constexpr int64_t kStepsPerChunk = 16;
+
+/// A static f32 buffer whose rows are contiguous.
+bool isRowMajorF32(Value v, int64_t &rows, int64_t &cols) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1)
+    return false;
+  rows = type.getDimSize(0);
+  cols = type.getDimSize(1);
+  return true;
+}
+
+class Rewriter {
+public:
+  Rewriter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, int64_t y) {
+    return y ? arith::AddIOp::create(b, loc, x, index(y)).getResult() : x;
+  }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, index(y));
+  }
+
+  /// for (iv = 0; iv < n; iv += step) body(iv)
+  void loop(int64_t n, int64_t step, function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, index(0), index(n), index(step));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    body(forOp.getInductionVar());
+  }
+
+  /// dst[r, 0:K] = bf16(src[rowOffset + r, 0:K]) for r < rows.
+  void roundRows(Value src, Value rowOffset, int64_t rows, int64_t k,
+                 Value dst) {
+    auto f32 = VectorType::get({kLanes}, b.getF32Type());
+    auto bf16 = VectorType::get({kLanes}, b.getBF16Type());
+    loop(rows, 1, [&](Value r) {
+      Value row = arith::AddIOp::create(b, loc, rowOffset, r);
+      loop(k, kLanes, [&](Value col) {
+        Value v = vector::LoadOp::create(b, loc, f32, src, ValueRange{row, col});
+        Value t = arith::TruncFOp::create(b, loc, bf16, v);
+        vector::StoreOp::create(b, loc, t, dst, ValueRange{r, col});
+      });
+    });
+  }
+
+  /// dst[r, 2n + p] = bf16(src[2r + p, n]): AMX's right-operand layout.
+  void roundPairs(Value src, int64_t k, int64_t n, Value dst) {
+    auto f32 = VectorType::get({kLanes}, b.getF32Type());
+    auto bf16 = VectorType::get({kLanes}, b.getBF16Type());
+    loop(k / 2, 1, [&](Value r) {
+      Value even = mul(r, 2), odd = add(even, 1);
+      loop(n, kLanes, [&](Value col) {
+        Value lo = arith::TruncFOp::create(
+            b, loc, bf16,
+            vector::LoadOp::create(b, loc, f32, src, ValueRange{even, col}));
+        Value hi = arith::TruncFOp::create(
+            b, loc, bf16,
+            vector::LoadOp::create(b, loc, f32, src, ValueRange{odd, col}));
+        Value pairs = vector::InterleaveOp::create(b, loc, lo, hi);
+        vector::StoreOp::create(b, loc, pairs, dst,
+                                ValueRange{r, mul(col, 2)});
+      });
+    });
+  }
+
+  /// C[cRow + i, j] += A16[i, :] B16 for i < rows (A16 holds those rows).
+  void multiply(Value a16, Value b16, Value c, Value cRow, int64_t rows,
+                int64_t n, int64_t k) {
+    int64_t ti = rows % (2 * kTile) == 0 ? 2 : 1;
+    int64_t tj = n % (2 * kTile) == 0 ? 2 : 1;
+    auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
+    auto opType = amx::TileType::get({kTile, kStepK}, b.getBF16Type());
+    int64_t chunk = kStepK * kStepsPerChunk;
+    loop(rows, kTile * ti, [&](Value i) {
+      loop(n, kTile * tj, [&](Value j) {
+        auto body = [&](Value k0, int64_t steps) {
+          SmallVector<Value> acc;
+          for (int64_t x = 0; x < ti; ++x)
+            for (int64_t y = 0; y < tj; ++y)
+              acc.push_back(amx::TileLoadOp::create(
+                  b, loc, accType, c,
+                  ValueRange{add(arith::AddIOp::create(b, loc, cRow, i),
+                                 x * kTile),
+                             add(j, y * kTile)}));
+          for (int64_t s = 0; s < steps; ++s) {
+            Value kk = add(k0, s * kStepK);
+            SmallVector<Value> lhs, rhs;
+            for (int64_t x = 0; x < ti; ++x)
+              lhs.push_back(amx::TileLoadOp::create(
+                  b, loc, opType, a16, ValueRange{add(i, x * kTile), kk}));
+            Value pairRow = arith::DivUIOp::create(b, loc, kk, index(2));
+            for (int64_t y = 0; y < tj; ++y)
+              rhs.push_back(amx::TileLoadOp::create(
+                  b, loc, opType, b16,
+                  ValueRange{pairRow, mul(add(j, y * kTile), 2)}));
+            for (int64_t x = 0; x < ti; ++x)
+              for (int64_t y = 0; y < tj; ++y)
+                acc[x * tj + y] = amx::TileMulFOp::create(
+                    b, loc, accType, lhs[x], rhs[y], acc[x * tj + y]);
+          }
+          for (int64_t x = 0; x < ti; ++x)
+            for (int64_t y = 0; y < tj; ++y)
+              amx::TileStoreOp::create(
+                  b, loc, c,
+                  ValueRange{add(arith::AddIOp::create(b, loc, cRow, i),
+                                 x * kTile),
+                             add(j, y * kTile)},
+                  acc[x * tj + y]);
+        };
+        if (k <= chunk)
+          body(index(0), k / kStepK);
+        else
+          loop(k, chunk, [&](Value k0) {
+            body(k0, std::min(chunk, k) / kStepK);
+          });
+      });
+    });
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The matmul as AMX tiles, or failure (left as it is) where its shape or
+/// layout does not fit them.
+LogicalResult rewrite(linalg::MatmulOp op) {
+  if (!op.hasPureBufferSemantics() ||
+      op.getIndexingMapsArray() !=
+          linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
+    return failure();
+  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  int64_t m, k, k2, n, m2, n2;
+  if (!isRowMajorF32(a, m, k) || !isRowMajorF32(bMat, k2, n) ||
+      !isRowMajorF32(c, m2, n2) || k != k2 || m != m2 || n != n2)
+    return failure();
+  // K a whole number of chunks when it spans several.
+  int64_t chunk = kStepK * kStepsPerChunk;
+  if (m % kTile || n % kTile || k % kStepK || (k > chunk && k % chunk))
+    return failure();
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Rewriter r(b, loc);
+  auto bf16 = b.getBF16Type();
+  auto pairsType = MemRefType::get({k / 2, 2 * n}, bf16);
+  Operation *parallel = op->getParentOfType<scf::ForallOp>();
+  if (!parallel)
+    parallel = op->getParentOfType<scf::ParallelOp>();
+  if (parallel) {
+    // Inside a parallel loop (an attention tile): the bf16 copies on the
+    // stack, allocated at the start of the parallel body (whose iterations
+    // free them: scf-to-openmp gives each an alloca scope), not in the
+    // sequential loops around the matmul, where they would pile up.
+    Value a16, b16;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&parallel->getRegion(0).front());
+      a16 = memref::AllocaOp::create(b, loc, MemRefType::get({m, k}, bf16));
+      b16 = memref::AllocaOp::create(b, loc, pairsType);
+    }
+    r.roundRows(a, r.index(0), m, k, a16);
+    r.roundPairs(bMat, k, n, b16);
+    r.multiply(a16, b16, c, r.index(0), m, n, k);
+  } else {
+    // A whole matmul (a projection): the right operand once, then row
+    // blocks in parallel, each rounding its own rows of the left one.
+    Value b16 = memref::AllocOp::create(b, loc, pairsType);
+    r.roundPairs(bMat, k, n, b16);
+    int64_t block = m % 64 == 0 ? 64 : m % 32 == 0 ? 32 : kTile;
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(m / block)},
+        ValueRange{}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      Value a16 =
+          memref::AllocaOp::create(b, loc, MemRefType::get({block, k}, bf16));
+      Value row = r.mul(forall.getInductionVar(0), block);
+      r.roundRows(a, row, block, k, a16);
+      r.multiply(a16, b16, c, row, block, n, k);
+    }
+    memref::DeallocOp::create(b, loc, b16);
+  }
+  op.erase();
+  return success();
+}
+
+struct HktCpuAmxMatmulPass
+    : hkt::impl::HktCpuAmxMatmulPassBase<HktCpuAmxMatmulPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::MatmulOp> matmuls;
+    getOperation()->walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    for (linalg::MatmulOp op : matmuls)
+      (void)rewrite(op);
+  }
+};
+
+} // namespace
