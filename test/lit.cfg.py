@@ -102,6 +102,15 @@ for feature, flags in x86_64_levels:
         config.available_features.add(feature)
 if "avx512f" in host_flags:
     config.available_features.add("host-avx512")
+# Intel AMX with bf16 (Sapphire Rapids and later): what hkt-compile
+# --precision bf16 needs on the cpu target. Tests that run such modules say
+# `REQUIRES: host-amx`; elsewhere lit reports them unsupported, with this note.
+if {"amx_tile", "amx_bf16", "avx512_bf16"} <= host_flags:
+    config.available_features.add("host-amx")
+else:
+    lit_config.note("no AMX (amx_tile, amx_bf16, avx512_bf16) on this CPU: "
+                    "the tests that run --precision bf16 cpu modules are "
+                    "unsupported here")
 
 
 # The NVVM path (docs/gpu.md). `cuda-toolkit`: ptxas, fatbinary and libdevice

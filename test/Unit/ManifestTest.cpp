@@ -231,6 +231,32 @@ TEST(ManifestTest, RefusesBadTargetKinds) {
       "target.arch: 'sm_9' is not a CUDA architecture (sm_NN)"));
 }
 
+TEST(ManifestTest, ReadsCpuPrecision) {
+  Expected<Manifest> plain = parseManifest(kGood, "m");
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_EQ(plain->target.precision, "f32");
+  Expected<Manifest> bf16 =
+      parseManifest(variant("\"kind\": \"cpu\"",
+                            "\"kind\": \"cpu\", \"precision\": \"bf16\""),
+                    "m");
+  ASSERT_TRUE(bf16.ok()) << bf16.message();
+  EXPECT_EQ(bf16->target.precision, "bf16");
+  EXPECT_TRUE(mentions(
+      parseError(variant("\"kind\": \"cpu\"",
+                         "\"kind\": \"cpu\", \"precision\": \"fp8\"")),
+      "target.precision: 'fp8' is not a precision of a cpu module (cpu: f32 "
+      "or bf16; cuda modules have none)"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"kind\": \"cpu\"",
+                                  "\"kind\": \"cuda\", \"arch\": \"sm_90\", "
+                                  "\"precision\": \"bf16\"")),
+               "target.precision: 'bf16' is not a precision of a cuda module"));
+  EXPECT_TRUE(
+      mentions(parseError(variant("\"kind\": \"cpu\"",
+                                  "\"kind\": \"cpu\", \"precision\": 16")),
+               "target.precision: is not a string"));
+}
+
 TEST(ManifestTest, ParsesCudaArchNames) {
   std::optional<CudaArch> a = parseCudaArch("sm_90a");
   ASSERT_TRUE(a.has_value());

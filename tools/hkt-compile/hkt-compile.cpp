@@ -174,7 +174,9 @@ static cl::opt<std::string> precision(
     cl::desc("--target nvvm / gpu-emulation: the attention's arithmetic: "
              "'f32' (the default), 'tf32' (wmma tensor cores) or 'bf16' "
              "(bf16 operands on mma.sync, f32 accumulation; docs/gpu.md "
-             "gives their accuracy)"),
+             "gives their accuracy). --target cpu: 'f32' or 'bf16' (every "
+             "matmul on Intel AMX tiles, bf16 operands, f32 accumulation; "
+             "CPUs with AMX only; docs/performance.md)"),
     cl::init("f32"), cl::cat(category));
 static cl::opt<bool> checkBounds(
     "check-bounds",

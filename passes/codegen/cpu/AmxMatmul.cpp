@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTCPUAMXMATMULPASS
@@ -64,6 +65,14 @@ public:
     return arith::MulIOp::create(b, loc, x, index(y));
   }
 
+  /// A vector of bf16 zeros.
+  Value zeros() {
+    auto type = VectorType::get({kLanes}, b.getBF16Type());
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getZeroAttr(b.getBF16Type())));
+  }
+
   /// for (iv = 0; iv < n; iv += step) body(iv)
   void loop(int64_t n, int64_t step, function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, loc, index(0), index(n), index(step));
@@ -105,6 +114,28 @@ public:
                                 ValueRange{r, mul(col, 2)});
       });
     });
+  }
+
+  /// dst[r, from:to] = 0 for r < rows (K's padding up to a whole step).
+  void zeroColumns(Value dst, int64_t rows, int64_t from, int64_t to) {
+    if (from == to)
+      return;
+    Value zero = zeros();
+    loop(rows, 1, [&](Value r) {
+      for (int64_t col = from; col < to; col += kLanes)
+        vector::StoreOp::create(b, loc, zero, dst, ValueRange{r, index(col)});
+    });
+  }
+
+  /// dst[from:to, 0:cols] = 0 (the pair rows of K's padding).
+  void zeroRows(Value dst, int64_t from, int64_t to, int64_t cols) {
+    if (from == to)
+      return;
+    Value zero = zeros();
+    for (int64_t row = from; row < to; ++row)
+      loop(cols, kLanes, [&](Value col) {
+        vector::StoreOp::create(b, loc, zero, dst, ValueRange{index(row), col});
+      });
   }
 
   /// C[cRow + i, j] += A16[i, :] B16 for i < rows (A16 holds those rows).
@@ -179,19 +210,26 @@ LogicalResult rewrite(linalg::MatmulOp op) {
   if (!isRowMajorF32(a, m, k) || !isRowMajorF32(bMat, k2, n) ||
       !isRowMajorF32(c, m2, n2) || k != k2 || m != m2 || n != n2)
     return failure();
-  // K a whole number of chunks when it spans several.
+  // K a whole number of chunks when it spans several; within one chunk, a
+  // K of 16 more than a whole number of steps is padded with zeros.
   int64_t chunk = kStepK * kStepsPerChunk;
-  if (m % kTile || n % kTile || k % kStepK || (k > chunk && k % chunk))
+  if (m % kTile || n % kTile || k % kLanes || (k > chunk && k % chunk))
     return failure();
+  int64_t kp = llvm::alignTo(k, kStepK);
 
   OpBuilder b(op);
   Location loc = op.getLoc();
   Rewriter r(b, loc);
   auto bf16 = b.getBF16Type();
-  auto pairsType = MemRefType::get({k / 2, 2 * n}, bf16);
+  auto pairsType = MemRefType::get({kp / 2, 2 * n}, bf16);
   Operation *parallel = op->getParentOfType<scf::ForallOp>();
   if (!parallel)
     parallel = op->getParentOfType<scf::ParallelOp>();
+  // Its bf16 copies on a thread's stack: a few tiles' worth, not a
+  // projection's (OpenMP workers have a few MiB).
+  constexpr int64_t kMaxStackBytes = 512 * 1024;
+  if (parallel && (m * kp + kp * n) * 2 > kMaxStackBytes)
+    return failure();
   if (parallel) {
     // Inside a parallel loop (an attention tile): the bf16 copies on the
     // stack, allocated at the start of the parallel body (whose iterations
@@ -201,16 +239,20 @@ LogicalResult rewrite(linalg::MatmulOp op) {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&parallel->getRegion(0).front());
-      a16 = memref::AllocaOp::create(b, loc, MemRefType::get({m, k}, bf16));
+      a16 = memref::AllocaOp::create(b, loc, MemRefType::get({m, kp}, bf16));
       b16 = memref::AllocaOp::create(b, loc, pairsType);
+      // The padding once: the conversions never write it.
+      r.zeroColumns(a16, m, k, kp);
+      r.zeroRows(b16, k / 2, kp / 2, 2 * n);
     }
     r.roundRows(a, r.index(0), m, k, a16);
     r.roundPairs(bMat, k, n, b16);
-    r.multiply(a16, b16, c, r.index(0), m, n, k);
+    r.multiply(a16, b16, c, r.index(0), m, n, kp);
   } else {
     // A whole matmul (a projection): the right operand once, then row
     // blocks in parallel, each rounding its own rows of the left one.
     Value b16 = memref::AllocOp::create(b, loc, pairsType);
+    r.zeroRows(b16, k / 2, kp / 2, 2 * n);
     r.roundPairs(bMat, k, n, b16);
     int64_t block = m % 64 == 0 ? 64 : m % 32 == 0 ? 32 : kTile;
     auto forall = scf::ForallOp::create(
@@ -220,10 +262,11 @@ LogicalResult rewrite(linalg::MatmulOp op) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
       Value a16 =
-          memref::AllocaOp::create(b, loc, MemRefType::get({block, k}, bf16));
+          memref::AllocaOp::create(b, loc, MemRefType::get({block, kp}, bf16));
       Value row = r.mul(forall.getInductionVar(0), block);
+      r.zeroColumns(a16, block, k, kp);
       r.roundRows(a, row, block, k, a16);
-      r.multiply(a16, b16, c, row, block, n, k);
+      r.multiply(a16, b16, c, row, block, n, kp);
     }
     memref::DeallocOp::create(b, loc, b16);
   }

@@ -1,0 +1,105 @@
+// RUN: hkt-opt %s --split-input-file --hkt-cpu-amx-matmul --cse | FileCheck %s
+
+// A matmul in a parallel loop (an attention tile): the bf16 copies on the
+// stack at the start of the parallel body, outside the sequential loop;
+// the left operand rounded row by row, the right one into pairs; 2 x 2
+// accumulator tiles, K in steps of 32 (two here), each accumulator loaded
+// and stored once.
+// CHECK-LABEL: func.func @tile
+// CHECK: scf.forall
+// CHECK-NEXT: %[[A16:.+]] = memref.alloca() : memref<64x64xbf16>
+// CHECK-NEXT: %[[B16:.+]] = memref.alloca() : memref<32x128xbf16>
+// CHECK: scf.for
+// CHECK: arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.+}}, %[[A16]]
+// CHECK: vector.interleave %{{.+}}, %{{.+}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK: vector.store %{{.+}}, %[[B16]]
+// CHECK: scf.for %{{.+}} step %c32
+// CHECK-NEXT: scf.for %{{.+}} step %c32
+// CHECK-COUNT-4: amx.tile_load %{{.+}} : memref<64x64xf32, strided<[64, 1], offset: ?>> into !amx.tile<16x16xf32>
+// CHECK-COUNT-2: amx.tile_load %[[A16]]
+// CHECK-COUNT-2: amx.tile_load %[[B16]]
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK-COUNT-2: amx.tile_load %[[A16]]
+// CHECK-COUNT-2: amx.tile_load %[[B16]]
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store
+// CHECK-NOT: linalg.matmul
+func.func @tile(%a: memref<4x64x64xf32>, %b: memref<64x64xf32>, %c: memref<4x64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.forall (%t) in (4) {
+    %at = memref.subview %a[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<4x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %ct = memref.subview %c[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<4x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %i = %c0 to %c3 step %c1 {
+      linalg.matmul ins(%at, %b : memref<64x64xf32, strided<[64, 1], offset: ?>>, memref<64x64xf32>)
+                    outs(%ct : memref<64x64xf32, strided<[64, 1], offset: ?>>)
+    }
+  }
+  return
+}
+
+// -----
+
+// A whole matmul (a projection): the right operand rounded once into a heap
+// buffer, freed after; 64-row blocks in parallel, each rounding its rows;
+// K = 1024 in two chunks of 16 steps, the accumulators stored between them.
+// CHECK-LABEL: func.func @projection
+// CHECK: %[[B16:.+]] = memref.alloc() : memref<512x256xbf16>
+// CHECK: vector.interleave
+// CHECK: scf.forall (%[[BLOCK:.+]]) in (4)
+// CHECK-NEXT: %[[A16:.+]] = memref.alloca() : memref<64x1024xbf16>
+// CHECK: scf.for %{{.+}} = %c0 to %c1024 step %c512
+// CHECK-COUNT-64: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK: memref.dealloc %[[B16]]
+func.func @projection(%a: memref<256x1024xf32>, %b: memref<1024x128xf32>, %c: memref<256x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x1024xf32>, memref<1024x128xf32>)
+                outs(%c : memref<256x128xf32>)
+  return
+}
+
+// -----
+
+// K = 16: padded to one step of 32 with zeros, written once. M = 48 and
+// N = 16: single accumulator tiles (48 is no multiple of 32).
+// CHECK-LABEL: func.func @padded
+// CHECK: memref.alloca() : memref<48x32xbf16>
+// CHECK: memref.alloca() : memref<16x32xbf16>
+// CHECK: arith.constant dense<0.000000e+00> : vector<16xbf16>
+// CHECK: amx.tile_load {{.+}} into !amx.tile<16x16xf32>
+// CHECK-NEXT: amx.tile_load {{.+}} into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_load {{.+}} into !amx.tile<16x32xbf16>
+// CHECK-NEXT: amx.tile_mulf
+// CHECK-NEXT: amx.tile_store
+// CHECK-NOT: amx.tile_mulf
+func.func @padded(%a: memref<48x16xf32>, %b: memref<16x16xf32>, %c: memref<48x16xf32>) {
+  scf.forall (%t) in (2) {
+    linalg.matmul ins(%a, %b : memref<48x16xf32>, memref<16x16xf32>)
+                  outs(%c : memref<48x16xf32>)
+  }
+  return
+}
+
+// -----
+
+// Left as they are (f32): dynamic sizes, rows not a multiple of 16, a
+// transposed operand, K not a multiple of 16, f64, tensors.
+// CHECK-LABEL: func.func @unchanged
+// CHECK-COUNT-6: linalg.matmul
+// CHECK-NOT: amx.
+func.func @unchanged(%d: memref<?x64xf32>, %b: memref<64x64xf32>, %dc: memref<?x64xf32>,
+                     %a8: memref<8x64xf32>, %c8: memref<8x64xf32>,
+                     %a: memref<64x64xf32>, %c: memref<64x64xf32>,
+                     %k8: memref<64x8xf32>, %b8: memref<8x64xf32>,
+                     %f: memref<64x64xf64>, %t: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  linalg.matmul ins(%d, %b : memref<?x64xf32>, memref<64x64xf32>) outs(%dc : memref<?x64xf32>)
+  linalg.matmul ins(%a8, %b : memref<8x64xf32>, memref<64x64xf32>) outs(%c8 : memref<8x64xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+                ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%k8, %b8 : memref<64x8xf32>, memref<8x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%f, %f : memref<64x64xf64>, memref<64x64xf64>) outs(%f : memref<64x64xf64>)
+  %r = linalg.matmul ins(%t, %t : tensor<64x64xf32>, tensor<64x64xf32>) outs(%t : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
