@@ -14,12 +14,21 @@
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+#include <tuple>
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTCPUAMXMATMULPASS
@@ -82,25 +91,35 @@ public:
   }
 
   /// dst[r, 0:K] = bf16(src[rowOffset + r, 0:K]) for r < rows.
-  void roundRows(Value src, Value rowOffset, int64_t rows, int64_t k,
-                 Value dst) {
+  /// (or dst[dstOffset + r, 0:K] given dstOffset).
+  void roundRows(Value src, Value rowOffset, int64_t rows, int64_t k, Value dst,
+                 Value dstOffset = {}) {
     auto f32 = VectorType::get({kLanes}, b.getF32Type());
     auto bf16 = VectorType::get({kLanes}, b.getBF16Type());
     loop(rows, 1, [&](Value r) {
       Value row = arith::AddIOp::create(b, loc, rowOffset, r);
+      Value dstRow =
+          dstOffset ? arith::AddIOp::create(b, loc, dstOffset, r).getResult()
+                    : r;
       loop(k, kLanes, [&](Value col) {
         Value v = vector::LoadOp::create(b, loc, f32, src, ValueRange{row, col});
         Value t = arith::TruncFOp::create(b, loc, bf16, v);
-        vector::StoreOp::create(b, loc, t, dst, ValueRange{r, col});
+        vector::StoreOp::create(b, loc, t, dst, ValueRange{dstRow, col});
       });
     });
   }
 
   /// dst[r, 2n + p] = bf16(src[2r + p, n]): AMX's right-operand layout.
   void roundPairs(Value src, int64_t k, int64_t n, Value dst) {
+    roundPairs(src, index(0), k / 2, n, dst);
+  }
+  /// The same for the pair rows [first, first + pairRows) of dst.
+  void roundPairs(Value src, Value first, int64_t pairRows, int64_t n,
+                  Value dst) {
     auto f32 = VectorType::get({kLanes}, b.getF32Type());
     auto bf16 = VectorType::get({kLanes}, b.getBF16Type());
-    loop(k / 2, 1, [&](Value r) {
+    loop(pairRows, 1, [&](Value local) {
+      Value r = arith::AddIOp::create(b, loc, first, local);
       Value even = mul(r, 2), odd = add(even, 1);
       loop(n, kLanes, [&](Value col) {
         Value lo = arith::TruncFOp::create(
@@ -197,9 +216,206 @@ private:
   Location loc;
 };
 
+/// Whether `v` is even, as far as its definition shows: constants, products
+/// with an even factor, sums and minima of evens, and induction variables
+/// of loops that start and step evenly (the attention's key offsets).
+bool isEven(Value v, int depth = 0) {
+  if (depth > 16)
+    return false;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c % 2 == 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    return forOp && arg == forOp.getInductionVar() &&
+           isEven(forOp.getLowerBound(), depth + 1) &&
+           isEven(forOp.getStep(), depth + 1);
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<arith::MulIOp>(def))
+    return isEven(def->getOperand(0), depth + 1) ||
+           isEven(def->getOperand(1), depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp,
+          arith::MinUIOp, arith::MaxUIOp>(def))
+    return isEven(def->getOperand(0), depth + 1) &&
+           isEven(def->getOperand(1), depth + 1);
+  return false;
+}
+
+/// The buffer `v` is a view of (through subviews, reshapes, casts).
+Value viewRoot(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether anything in `region` may write the buffer `root` (or one that
+/// may overlap it: distinct allocations and entry arguments do not).
+bool mayWrite(Operation *region, Value root) {
+  auto distinct = [](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
+                           memref::GetGlobalOp>(v.getDefiningOp());
+  };
+  WalkResult result = region->walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!iface)
+      return WalkResult::interrupt(); // unknown effects
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()))
+        continue;
+      Value written = e.getValue();
+      // AMX ops (the matmuls rewritten before this one) also write their
+      // tile registers, a resource of their own: not memory.
+      if (!written && isa<amx::AMXDialect>(op->getDialect()))
+        continue;
+      if (!written)
+        return WalkResult::interrupt();
+      Value writtenRoot = viewRoot(written);
+      if (writtenRoot == root || !distinct(writtenRoot) || !distinct(root))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Operands rounded to bf16 once, before the parallel loop they are read
+/// in, instead of once per tile: a tile's operand that is a view of a
+/// buffer defined outside the loop and written nowhere in it (the
+/// attention's packed queries, keys and values) is read from a bf16 copy of
+/// the whole buffer, in rows (left operands) or in pairs (right ones).
+class Prerounded {
+public:
+  /// The operand `v` ([rows, cols]) as a view of a rounded copy of its
+  /// buffer, or null where that does not apply.
+  Value get(OpBuilder &b, Location loc, Value v, Operation *parallel,
+            bool pairs) {
+    auto view = v.getDefiningOp<memref::SubViewOp>();
+    Value source = view ? view.getSource() : v;
+    auto type = dyn_cast<MemRefType>(source.getType());
+    if (!type || type.getRank() < 2 || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity() || !type.getElementType().isF32())
+      return {};
+    int64_t rank = type.getRank();
+    int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+    Operation *def = source.getDefiningOp();
+    if (!def)
+      def = cast<BlockArgument>(source).getOwner()->getParentOp();
+    if (parallel->isAncestor(def) || cols % kLanes || (pairs && rows % 2) ||
+        mayWrite(parallel, viewRoot(source)))
+      return {};
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (view) {
+      offsets = view.getMixedOffsets();
+      sizes = view.getMixedSizes();
+      strides = view.getMixedStrides();
+    } else {
+      for (int64_t d : type.getShape()) {
+        offsets.push_back(b.getIndexAttr(0));
+        sizes.push_back(b.getIndexAttr(d));
+        strides.push_back(b.getIndexAttr(1));
+      }
+    }
+    if (llvm::any_of(strides,
+                     [](OpFoldResult s) { return !isConstantIntValue(s, 1); }))
+      return {};
+    if (pairs) {
+      // Whole rows of pairs: all columns, from an even row.
+      std::optional<int64_t> height = getConstantIntValue(sizes[rank - 2]);
+      if (!isConstantIntValue(offsets[rank - 1], 0) ||
+          !isConstantIntValue(sizes[rank - 1], cols) || !height || *height % 2)
+        return {};
+      if (std::optional<int64_t> row = getConstantIntValue(offsets[rank - 2])) {
+        if (*row % 2)
+          return {};
+        offsets[rank - 2] = b.getIndexAttr(*row / 2);
+      } else {
+        Value rowOffset = cast<Value>(offsets[rank - 2]);
+        if (!isEven(rowOffset))
+          return {};
+        offsets[rank - 2] =
+            arith::DivUIOp::create(b, loc, rowOffset,
+                                   arith::ConstantIndexOp::create(b, loc, 2))
+                .getResult();
+      }
+      sizes[rank - 2] = b.getIndexAttr(*height / 2);
+      sizes[rank - 1] = b.getIndexAttr(2 * cols);
+    }
+    Value rounded = round(b, loc, source, parallel, pairs);
+    auto roundedType = cast<MemRefType>(rounded.getType());
+    auto viewShape = cast<MemRefType>(v.getType()).getShape();
+    SmallVector<int64_t> shape(viewShape);
+    if (pairs)
+      shape = {shape[0] / 2, shape[1] * 2};
+    MemRefType resultType = memref::SubViewOp::inferRankReducedResultType(
+        shape, roundedType, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, resultType, rounded, offsets,
+                                     sizes, strides);
+  }
+
+private:
+  /// The bf16 copy of `source` before `parallel` (made once per buffer,
+  /// kind and loop), freed after it.
+  Value round(OpBuilder &b, Location loc, Value source, Operation *parallel,
+              bool pairs) {
+    auto key = std::make_tuple(parallel, source, unsigned(pairs));
+    if (Value done = copies.lookup(key))
+      return done;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(parallel);
+    Rewriter r(b, loc);
+    auto type = cast<MemRefType>(source.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> shape(type.getShape());
+    int64_t cols = shape[rank - 1];
+    int64_t allRows = type.getNumElements() / cols;
+    if (pairs) {
+      shape[rank - 2] /= 2;
+      shape[rank - 1] *= 2;
+    }
+    Value copy = memref::AllocOp::create(
+        b, loc, MemRefType::get(shape, b.getBF16Type()));
+    // As 2-D buffers: [rows, cols] -> [rows, cols] or [rows / 2, 2 cols]
+    // (a pair never straddles two matrices: each has an even row count).
+    SmallVector<ReassociationIndices> flat = {
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+    Value src2d = source, dst2d = copy;
+    if (rank > 2) {
+      src2d = memref::CollapseShapeOp::create(b, loc, source, flat);
+      dst2d = memref::CollapseShapeOp::create(b, loc, copy, flat);
+    }
+    // Blocks of rows in parallel.
+    int64_t units = pairs ? allRows / 2 : allRows;
+    int64_t block = std::gcd<int64_t>(units, 64);
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(units / block)},
+        ValueRange{}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(forall.getBody());
+      Value first = r.mul(forall.getInductionVar(0), block);
+      if (pairs)
+        r.roundPairs(src2d, first, block, cols, dst2d);
+      else
+        r.roundRows(src2d, first, block, cols, dst2d, /*dstOffset=*/first);
+    }
+    b.setInsertionPointAfter(parallel);
+    memref::DeallocOp::create(b, loc, copy);
+    copies[key] = copy;
+    return copy;
+  }
+
+  DenseMap<std::tuple<Operation *, Value, unsigned>, Value> copies;
+};
+
 /// The matmul as AMX tiles, or failure (left as it is) where its shape or
 /// layout does not fit them.
-LogicalResult rewrite(linalg::MatmulOp op) {
+LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
   if (!op.hasPureBufferSemantics() ||
       op.getIndexingMapsArray() !=
           linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
@@ -235,18 +451,27 @@ LogicalResult rewrite(linalg::MatmulOp op) {
     // stack, allocated at the start of the parallel body (whose iterations
     // free them: scf-to-openmp gives each an alloca scope), not in the
     // sequential loops around the matmul, where they would pile up.
-    Value a16, b16;
+    Value a16 = kp == k ? prerounded.get(b, loc, a, parallel, false) : Value();
+    Value b16 =
+        kp == k ? prerounded.get(b, loc, bMat, parallel, true) : Value();
+    bool roundA = !a16, roundB = !b16;
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&parallel->getRegion(0).front());
-      a16 = memref::AllocaOp::create(b, loc, MemRefType::get({m, kp}, bf16));
-      b16 = memref::AllocaOp::create(b, loc, pairsType);
-      // The padding once: the conversions never write it.
-      r.zeroColumns(a16, m, k, kp);
-      r.zeroRows(b16, k / 2, kp / 2, 2 * n);
+      if (roundA) {
+        a16 = memref::AllocaOp::create(b, loc, MemRefType::get({m, kp}, bf16));
+        // The padding once: the conversions never write it.
+        r.zeroColumns(a16, m, k, kp);
+      }
+      if (roundB) {
+        b16 = memref::AllocaOp::create(b, loc, pairsType);
+        r.zeroRows(b16, k / 2, kp / 2, 2 * n);
+      }
     }
-    r.roundRows(a, r.index(0), m, k, a16);
-    r.roundPairs(bMat, k, n, b16);
+    if (roundA)
+      r.roundRows(a, r.index(0), m, k, a16);
+    if (roundB)
+      r.roundPairs(bMat, k, n, b16);
     r.multiply(a16, b16, c, r.index(0), m, n, kp);
   } else {
     // A whole matmul (a projection): the right operand once, then row
@@ -279,8 +504,9 @@ struct HktCpuAmxMatmulPass
   void runOnOperation() override {
     SmallVector<linalg::MatmulOp> matmuls;
     getOperation()->walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    Prerounded prerounded;
     for (linalg::MatmulOp op : matmuls)
-      (void)rewrite(op);
+      (void)rewrite(op, prerounded);
   }
 };
 

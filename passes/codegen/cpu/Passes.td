@@ -205,8 +205,14 @@ def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
     pair-interleaved layout, `[K/2, 2N]` with row r holding `B[2r, n]` and
     `B[2r + 1, n]` side by side; the products are exact in f32 and summed in
     f32, so the error is that of rounding the operands (2^-8 relative each).
-    Inside a parallel loop (the attention's tiles) the bf16 copies live on
-    the stack, allocated at the start of the parallel body; a matmul outside one (a
+    Inside a parallel loop (the attention's tiles), an operand that is a
+    view of a buffer defined outside the loop and written nowhere in it (the
+    packed queries, keys and values) is read from a bf16 copy of the whole
+    buffer made once before the loop (in pairs for right operands, read from
+    rows that are provably even: constants, and loops starting and stepping
+    evenly), freed after it; the others (the probabilities P) are rounded
+    in the loop into copies on the stack, allocated at the start of the
+    parallel body. A matmul outside one (a
     projection) rounds its right operand once into a heap buffer and its
     rows in parallel blocks (`scf.forall`). Other matmuls (other shapes,
     transposed maps, dynamic sizes) stay f32. Runs after bufferization and

@@ -1,29 +1,33 @@
 // RUN: hkt-opt %s --split-input-file --hkt-cpu-amx-matmul --cse | FileCheck %s
 
-// A matmul in a parallel loop (an attention tile): the bf16 copies on the
-// stack at the start of the parallel body, outside the sequential loop;
-// the left operand rounded row by row, the right one into pairs; 2 x 2
-// accumulator tiles, K in steps of 32 (two here), each accumulator loaded
-// and stored once.
+// Matmuls in a parallel loop (attention tiles). Operands that are views of
+// buffers written nowhere in the loop are rounded once, whole, before it
+// (rows for left operands, pairs for right ones), freed after it, and read
+// through views; the tile loops: 2 x 2 accumulator tiles, K in steps of 32
+// (two here), each accumulator loaded and stored once.
 // CHECK-LABEL: func.func @tile
+// CHECK: %[[AR:.+]] = memref.alloc() : memref<4x64x64xbf16>
 // CHECK: scf.forall
-// CHECK-NEXT: %[[A16:.+]] = memref.alloca() : memref<64x64xbf16>
-// CHECK-NEXT: %[[B16:.+]] = memref.alloca() : memref<32x128xbf16>
-// CHECK: scf.for
 // CHECK: arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
-// CHECK: vector.store %{{.+}}, %[[A16]]
+// CHECK: %[[BR:.+]] = memref.alloc() : memref<32x128xbf16>
+// CHECK: scf.forall
 // CHECK: vector.interleave %{{.+}}, %{{.+}} : vector<16xbf16> -> vector<32xbf16>
-// CHECK: vector.store %{{.+}}, %[[B16]]
+// CHECK: scf.forall (%[[T:.+]]) in (4)
+// CHECK-NOT: arith.truncf
+// CHECK: %[[AV:.+]] = memref.subview %[[AR]][%[[T]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK: %[[BV:.+]] = memref.subview %[[BR]][0, 0] [32, 128] [1, 1]
 // CHECK: scf.for %{{.+}} step %c32
 // CHECK-NEXT: scf.for %{{.+}} step %c32
 // CHECK-COUNT-4: amx.tile_load %{{.+}} : memref<64x64xf32, strided<[64, 1], offset: ?>> into !amx.tile<16x16xf32>
-// CHECK-COUNT-2: amx.tile_load %[[A16]]
-// CHECK-COUNT-2: amx.tile_load %[[B16]]
+// CHECK-COUNT-2: amx.tile_load %[[AV]]
+// CHECK-COUNT-2: amx.tile_load %[[BV]]
 // CHECK-COUNT-4: amx.tile_mulf
-// CHECK-COUNT-2: amx.tile_load %[[A16]]
-// CHECK-COUNT-2: amx.tile_load %[[B16]]
+// CHECK-COUNT-2: amx.tile_load %[[AV]]
+// CHECK-COUNT-2: amx.tile_load %[[BV]]
 // CHECK-COUNT-4: amx.tile_mulf
 // CHECK-COUNT-4: amx.tile_store
+// CHECK: memref.dealloc %[[BR]]
+// CHECK: memref.dealloc %[[AR]]
 // CHECK-NOT: linalg.matmul
 func.func @tile(%a: memref<4x64x64xf32>, %b: memref<64x64xf32>, %c: memref<4x64x64xf32>) {
   %c0 = arith.constant 0 : index
@@ -35,6 +39,49 @@ func.func @tile(%a: memref<4x64x64xf32>, %b: memref<64x64xf32>, %c: memref<4x64x
     scf.for %i = %c0 to %c3 step %c1 {
       linalg.matmul ins(%at, %b : memref<64x64xf32, strided<[64, 1], offset: ?>>, memref<64x64xf32>)
                     outs(%ct : memref<64x64xf32, strided<[64, 1], offset: ?>>)
+    }
+  }
+  return
+}
+
+// -----
+
+// A left operand written in the loop (the probabilities P): rounded there,
+// into a copy on the stack allocated at the start of the parallel body. A
+// right operand read at rows that a loop steps through evenly (the values
+// V, by key tile): its pair rows are half the rows, from the whole buffer's
+// rounded copy. At an offset not known to be even (%odd): rounded in the
+// loop, into its own stack copy.
+// CHECK-LABEL: func.func @written
+// CHECK: %[[VR:.+]] = memref.alloc() : memref<128x64xbf16>
+// CHECK: scf.forall
+// CHECK-COUNT-3: memref.alloca() : memref<32x64xbf16>
+// CHECK: scf.for %[[K:.+]] = %c0 to %c256 step %c64
+// CHECK: linalg.fill
+// CHECK: %[[HALF:.+]] = arith.divui %[[K]], %c2
+// CHECK: memref.subview %[[VR]][%[[HALF]], 0] [32, 64] [1, 1]
+// CHECK: arith.truncf
+// CHECK-NOT: vector.interleave
+// CHECK: amx.tile_mulf
+// CHECK: vector.interleave
+// CHECK: amx.tile_mulf
+// CHECK: memref.dealloc %[[VR]]
+func.func @written(%v: memref<256x32xf32>, %c: memref<2x32x32xf32>, %odd: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%t) in (2) {
+    %ct = memref.subview %c[%t, 0, 0] [1, 32, 32] [1, 1, 1] : memref<2x32x32xf32> to memref<32x32xf32, strided<[32, 1], offset: ?>>
+    %p = memref.alloca() : memref<32x64xf32>
+    scf.for %k = %c0 to %c256 step %c64 {
+      linalg.fill ins(%zero : f32) outs(%p : memref<32x64xf32>)
+      %vk = memref.subview %v[%k, 0] [64, 32] [1, 1] : memref<256x32xf32> to memref<64x32xf32, strided<[32, 1], offset: ?>>
+      linalg.matmul ins(%p, %vk : memref<32x64xf32>, memref<64x32xf32, strided<[32, 1], offset: ?>>)
+                    outs(%ct : memref<32x32xf32, strided<[32, 1], offset: ?>>)
+      %vo = memref.subview %v[%odd, 0] [64, 32] [1, 1] : memref<256x32xf32> to memref<64x32xf32, strided<[32, 1], offset: ?>>
+      linalg.matmul ins(%p, %vo : memref<32x64xf32>, memref<64x32xf32, strided<[32, 1], offset: ?>>)
+                    outs(%ct : memref<32x32xf32, strided<[32, 1], offset: ?>>)
     }
   }
   return
@@ -66,8 +113,8 @@ func.func @projection(%a: memref<256x1024xf32>, %b: memref<1024x128xf32>, %c: me
 // N = 16: single accumulator tiles (48 is no multiple of 32).
 // CHECK-LABEL: func.func @padded
 // CHECK: memref.alloca() : memref<48x32xbf16>
-// CHECK: memref.alloca() : memref<16x32xbf16>
 // CHECK: arith.constant dense<0.000000e+00> : vector<16xbf16>
+// CHECK: memref.alloca() : memref<16x32xbf16>
 // CHECK: amx.tile_load {{.+}} into !amx.tile<16x16xf32>
 // CHECK-NEXT: amx.tile_load {{.+}} into !amx.tile<16x32xbf16>
 // CHECK: amx.tile_load {{.+}} into !amx.tile<16x32xbf16>
