@@ -270,7 +270,13 @@ def check_dynamic(args, user_cfg, cfg, rng, head):
             # with a dynamic batch), so a few roundings go the other way, each
             # 2^-8 of its element (measured 1.5e-5 on dwq, seed 333836647,
             # against a single GEMM over B x T).
-            static_bound = 1e-4 if args.precision == "bf16" else 1e-5
+            # On the CPU, bf16 (AMX tiles) only where a matmul's shape takes
+            # them: a static length's narrower attention tiles may stay f32
+            # where the dynamic module's round, so the two agree to bf16's
+            # rounding (1e-2), not closer.
+            static_bound = (1e-2 if args.precision == "bf16" and
+                            args.target == "cpu" else
+                            1e-4 if args.precision == "bf16" else 1e-5)
             conditioned = [n for n in ref
                            if np.linalg.norm(ref[n]) >= 0.01 * dens[n]]
             bitwise = static and all(

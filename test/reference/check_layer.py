@@ -673,10 +673,18 @@ def check_dynamic(args, user_cfg, cfg, seed, rng, head):
             vs_static = rel_err(y.astype(np.float64), ys.astype(np.float64))
             line += " rel_err=%.3e vs_static=%s" % (
                 err, "bitwise" if bitwise else "%.3e" % vs_static)
-            if np.isfinite(y).all() and err <= args.tol and vs_static <= 1e-6:
+            # bf16 on the CPU: which matmuls take AMX tiles depends on their
+            # shapes (a static length's attention tiles may be too narrow),
+            # so a static module may round where the dynamic one does not:
+            # the two agree to bf16's rounding, not to f32's.
+            static_bound = (1e-2 if args.target == "cpu" and
+                            args.precision == "bf16" else 1e-6)
+            if (np.isfinite(y).all() and err <= args.tol and
+                    vs_static <= static_bound):
                 print(line + " OK")
             else:
-                print(line + " FAIL (tol %g; static within 1e-6)" % args.tol)
+                print(line + " FAIL (tol %g; static within %g)"
+                      % (args.tol, static_bound))
                 print("  reproduce with --seed %d" % seed)
                 status = 1
     return status

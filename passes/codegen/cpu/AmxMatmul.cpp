@@ -48,9 +48,10 @@ constexpr int64_t kTile = 16, kStepK = 32, kLanes = 16;
 constexpr int64_t kStepsPerChunk = 16;
 
 /// A static f32 buffer whose rows are contiguous.
+/// (`rows` may be dynamic: ShapedType::kDynamic.)
 bool isRowMajorF32(Value v, int64_t &rows, int64_t &cols) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+  if (!type || type.getRank() != 2 || type.isDynamicDim(1) ||
       !type.getElementType().isF32())
     return false;
   SmallVector<int64_t> strides;
@@ -155,6 +156,67 @@ public:
       loop(cols, kLanes, [&](Value col) {
         vector::StoreOp::create(b, loc, zero, dst, ValueRange{index(row), col});
       });
+  }
+
+  /// C[first:rows] += A[first:rows] B (fewer rows than `block`, maybe none)
+  /// through zero-padded block-row copies of A (bf16) and of C (f32).
+  void lastRows(Value a, Value b16, Value c, Value first, Value rows,
+                int64_t block, int64_t n, int64_t k, int64_t kp) {
+    Value count = arith::SubIOp::create(b, loc, rows, first);
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count,
+                                      index(0));
+    auto ifOp = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto f32 = b.getF32Type();
+    Value a16 = memref::AllocOp::create(
+        b, loc, MemRefType::get({block, kp}, b.getBF16Type()));
+    Value c32 =
+        memref::AllocOp::create(b, loc, MemRefType::get({block, n}, f32));
+    zeroColumns(a16, block, 0, kp);
+    auto f32Vector = VectorType::get({kLanes}, f32);
+    Value zero = arith::ConstantOp::create(
+        b, loc, f32Vector,
+        DenseElementsAttr::get(f32Vector, b.getZeroAttr(f32)));
+    loop(block, 1, [&](Value i) {
+      loop(n, kLanes, [&](Value j) {
+        vector::StoreOp::create(b, loc, zero, c32, ValueRange{i, j});
+      });
+    });
+    auto eachRow = [&](function_ref<void(Value, Value)> body) {
+      auto forOp = scf::ForOp::create(b, loc, index(0), count, index(1));
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      Value i = forOp.getInductionVar();
+      body(i, arith::AddIOp::create(b, loc, first, i));
+    };
+    auto bf16Vector = VectorType::get({kLanes}, b.getBF16Type());
+    eachRow([&](Value i, Value row) {
+      loop(k, kLanes, [&](Value col) {
+        Value v =
+            vector::LoadOp::create(b, loc, f32Vector, a, ValueRange{row, col});
+        vector::StoreOp::create(b, loc,
+                                arith::TruncFOp::create(b, loc, bf16Vector, v),
+                                a16, ValueRange{i, col});
+      });
+      loop(n, kLanes, [&](Value col) {
+        vector::StoreOp::create(
+            b, loc,
+            vector::LoadOp::create(b, loc, f32Vector, c, ValueRange{row, col}),
+            c32, ValueRange{i, col});
+      });
+    });
+    multiply(a16, b16, c32, index(0), block, n, kp);
+    eachRow([&](Value i, Value row) {
+      loop(n, kLanes, [&](Value col) {
+        vector::StoreOp::create(
+            b, loc,
+            vector::LoadOp::create(b, loc, f32Vector, c32, ValueRange{i, col}),
+            c, ValueRange{row, col});
+      });
+    });
+    memref::DeallocOp::create(b, loc, a16);
+    memref::DeallocOp::create(b, loc, c32);
   }
 
   /// C[cRow + i, j] += A16[i, :] B16 for i < rows (A16 holds those rows).
@@ -424,23 +486,28 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
         c = op.getDpsInits()[0];
   int64_t m, k, k2, n, m2, n2;
   if (!isRowMajorF32(a, m, k) || !isRowMajorF32(bMat, k2, n) ||
-      !isRowMajorF32(c, m2, n2) || k != k2 || m != m2 || n != n2)
+      !isRowMajorF32(c, m2, n2) || k != k2 || m != m2 || n != n2 ||
+      ShapedType::isDynamic(k))
     return failure();
   // K a whole number of chunks when it spans several; within one chunk, a
   // K of 16 more than a whole number of steps is padded with zeros.
   int64_t chunk = kStepK * kStepsPerChunk;
-  if (m % kTile || n % kTile || k % kLanes || (k > chunk && k % chunk))
+  if (n % kTile || k % kLanes || (k > chunk && k % chunk))
     return failure();
   int64_t kp = llvm::alignTo(k, kStepK);
+  Operation *parallel = op->getParentOfType<scf::ForallOp>();
+  if (!parallel)
+    parallel = op->getParentOfType<scf::ParallelOp>();
+  // A tile's rows are whole accumulator tiles; a whole matmul's may be
+  // anything (the last block padded), or known at run time only.
+  if (parallel && (ShapedType::isDynamic(m) || m % kTile))
+    return failure();
 
   OpBuilder b(op);
   Location loc = op.getLoc();
   Rewriter r(b, loc);
   auto bf16 = b.getBF16Type();
   auto pairsType = MemRefType::get({kp / 2, 2 * n}, bf16);
-  Operation *parallel = op->getParentOfType<scf::ForallOp>();
-  if (!parallel)
-    parallel = op->getParentOfType<scf::ParallelOp>();
   // Its bf16 copies on a thread's stack: a few tiles' worth, not a
   // projection's (OpenMP workers have a few MiB).
   constexpr int64_t kMaxStackBytes = 512 * 1024;
@@ -474,15 +541,27 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
       r.roundPairs(bMat, k, n, b16);
     r.multiply(a16, b16, c, r.index(0), m, n, kp);
   } else {
-    // A whole matmul (a projection): the right operand once, then row
-    // blocks in parallel, each rounding its own rows of the left one.
+    // A whole matmul (a projection): the right operand once, then blocks
+    // of rows in parallel, each rounding its own rows of the left one; the
+    // rows past the last whole block (M not a multiple of it, or M known at
+    // run time only) through a zero-padded block of their own.
     Value b16 = memref::AllocOp::create(b, loc, pairsType);
     r.zeroRows(b16, k / 2, kp / 2, 2 * n);
     r.roundPairs(bMat, k, n, b16);
-    int64_t block = m % 64 == 0 ? 64 : m % 32 == 0 ? 32 : kTile;
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(m / block)},
-        ValueRange{}, std::nullopt);
+    bool dynamic = ShapedType::isDynamic(m);
+    int64_t block = !dynamic && m % 64 && m % 32 == 0   ? 32
+                    : !dynamic && m % 64 && m % 16 == 0 ? kTile
+                                                        : 64;
+    Value rows =
+        dynamic ? memref::DimOp::create(b, loc, a, 0).getResult() : r.index(m);
+    Value blocks =
+        dynamic
+            ? arith::DivUIOp::create(b, loc, rows, r.index(block)).getResult()
+            : r.index(m / block);
+    OpFoldResult count = dynamic ? OpFoldResult(blocks)
+                                 : OpFoldResult(b.getIndexAttr(m / block));
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{count},
+                                        ValueRange{}, std::nullopt);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
@@ -493,6 +572,8 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
       r.roundRows(a, row, block, k, a16);
       r.multiply(a16, b16, c, row, block, n, kp);
     }
+    if (dynamic || m % block)
+      r.lastRows(a, b16, c, r.mul(blocks, block), rows, block, n, k, kp);
     memref::DeallocOp::create(b, loc, b16);
   }
   op.erase();

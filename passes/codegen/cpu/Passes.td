@@ -197,8 +197,10 @@ def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
   let summary = "linalg.matmul on f32 buffers -> Intel AMX tiles: bf16 operands, f32 accumulation";
   let description = [{
     `hkt-compile --precision bf16` on a CPU with AMX (Sapphire Rapids and
-    later): every `linalg.matmul` on static f32 buffers with contiguous rows
-    whose M and N are multiples of 16 and K of 32 (and of 512 above 512)
+    later): every `linalg.matmul` on f32 buffers with contiguous rows, N a
+    multiple of 16 and K of 16 (of 512 above 512; padded with zeros to a
+    multiple of 32 below), static but for M, which a matmul in a parallel
+    loop must have static and a multiple of 16
     becomes `amx.tile_mulf` (tdpbf16ps) on 16 x 16 f32 accumulator tiles,
     2 x 2 at once where M and N allow. The left operand is rounded to bf16
     (round to nearest even), the right one rounded into AMX's
@@ -214,8 +216,10 @@ def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
     in the loop into copies on the stack, allocated at the start of the
     parallel body. A matmul outside one (a
     projection) rounds its right operand once into a heap buffer and its
-    rows in parallel blocks (`scf.forall`). Other matmuls (other shapes,
-    transposed maps, dynamic sizes) stay f32. Runs after bufferization and
+    rows in parallel blocks of 64 (`scf.forall`), the rows past the last
+    whole block (M not a multiple of it, or known at run time only) through
+    a zero-padded block of their own. Other matmuls (other shapes,
+    transposed maps, dynamic K or N) stay f32. Runs after bufferization and
     before `hkt-cpu-codegen`, which then vectorises what is left.
 
     Before:

@@ -131,21 +131,52 @@ func.func @padded(%a: memref<48x16xf32>, %b: memref<16x16xf32>, %c: memref<48x16
 
 // -----
 
-// Left as they are (f32): dynamic sizes, rows not a multiple of 16, a
-// transposed operand, K not a multiple of 16, f64, tensors.
+// A whole matmul whose rows are not whole blocks: 64-row blocks in
+// parallel (here M / 64 of them, known at run time), then the rest, if any,
+// through zero-padded 64-row copies of A (bf16) and of C (f32), copied
+// back row by row.
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[M:.+]] = memref.dim %arg0, %c0
+// CHECK: %[[BLOCKS:.+]] = arith.divui %[[M]], %c64
+// CHECK: scf.forall (%{{.+}}) in (%[[BLOCKS]])
+// CHECK: amx.tile_mulf
+// CHECK: %[[DONE:.+]] = arith.muli %[[BLOCKS]], %c64
+// CHECK: %[[REST:.+]] = arith.subi %[[M]], %[[DONE]]
+// CHECK: %[[ANY:.+]] = arith.cmpi ugt, %[[REST]], %c0
+// CHECK: scf.if %[[ANY]]
+// CHECK: memref.alloc() : memref<64x64xbf16>
+// CHECK: memref.alloc() : memref<64x32xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %[[REST]] step %c1
+// CHECK: amx.tile_mulf
+// CHECK: scf.for %{{.+}} = %c0 to %[[REST]] step %c1
+// CHECK: memref.dealloc
+// CHECK: memref.dealloc
+// CHECK-NOT: linalg.matmul
+func.func @rows(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// -----
+
+// Left as they are (f32): in a parallel loop, rows not a multiple of 16;
+// a transposed operand; K not a multiple of 16; K known at run time only;
+// f64; tensors.
 // CHECK-LABEL: func.func @unchanged
 // CHECK-COUNT-6: linalg.matmul
 // CHECK-NOT: amx.
-func.func @unchanged(%d: memref<?x64xf32>, %b: memref<64x64xf32>, %dc: memref<?x64xf32>,
-                     %a8: memref<8x64xf32>, %c8: memref<8x64xf32>,
+func.func @unchanged(%b: memref<64x64xf32>, %a8: memref<8x64xf32>, %c8: memref<8x64xf32>,
                      %a: memref<64x64xf32>, %c: memref<64x64xf32>,
                      %k8: memref<64x8xf32>, %b8: memref<8x64xf32>,
+                     %dk: memref<64x?xf32>, %kd: memref<?x64xf32>,
                      %f: memref<64x64xf64>, %t: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  linalg.matmul ins(%d, %b : memref<?x64xf32>, memref<64x64xf32>) outs(%dc : memref<?x64xf32>)
-  linalg.matmul ins(%a8, %b : memref<8x64xf32>, memref<64x64xf32>) outs(%c8 : memref<8x64xf32>)
+  scf.forall (%i) in (2) {
+    linalg.matmul ins(%a8, %b : memref<8x64xf32>, memref<64x64xf32>) outs(%c8 : memref<8x64xf32>)
+  }
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
                 ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   linalg.matmul ins(%k8, %b8 : memref<64x8xf32>, memref<8x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%dk, %kd : memref<64x?xf32>, memref<?x64xf32>) outs(%c : memref<64x64xf32>)
   linalg.matmul ins(%f, %f : memref<64x64xf64>, memref<64x64xf64>) outs(%f : memref<64x64xf64>)
   %r = linalg.matmul ins(%t, %t : tensor<64x64xf32>, tensor<64x64xf32>) outs(%t : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
