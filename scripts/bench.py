@@ -121,6 +121,9 @@ def parse_args(argv):
     p.add_argument("--heads", type=positive_int, default=8, help="H (default 8)")
     p.add_argument("--levels", type=positive_int, default=3,
                    help="L of the HKT layer (default 3; MHA is always 1)")
+    p.add_argument("--precision", default="f32", choices=("f32", "bf16"),
+                   help="hkt-compile --precision of the fused modules (bf16: "
+                   "the matmuls on Intel AMX tiles; CPUs with AMX only)")
     p.add_argument("--fused-pipeline", default="fused", metavar="NAME",
                    help="hkt-compile pipeline for the fused columns "
                    "(default fused)")
@@ -209,7 +212,9 @@ class Bench:
                 self.progress("%s T=%d causal=%s: skipped (reference needs ~%.1f GiB)"
                               % (what, t, causal, need / 2**30))
                 raise Skipped()
-        name = "%s-%s-%s-%s%s" % (what.replace(" ", "-"), pipeline,
+        name = "%s-%s%s-%s-%s%s" % (what.replace(" ", "-"), pipeline,
+                                  "" if a.precision == "f32" or
+                                  pipeline == "reference" else "-" + a.precision,
                                   "T%d" % t if bound is None else "max%d" % bound,
                                   "causal" if causal else "full",
                                   "-grad" if grad else "")
@@ -224,6 +229,9 @@ class Bench:
         # so that one error shared by HKT and MHA gets one footnote.
         label = "pipeline %s" % pipeline
         extra_compile = ["--backward"] if grad else []
+        if a.precision != "f32" and pipeline != "reference":
+            extra_compile += ["--precision", a.precision]
+            label += ", --precision %s" % a.precision
         extra_run = ["--grads", out + ".grads.safetensors"] if grad else []
         if bound is not None:
             label += ", --max-seq-len %d" % bound
@@ -284,10 +292,12 @@ def compiled_for(module):
         if not t:
             return "LLVM CPU %s" % cpu
         return ("LLVM CPU %s, family %s, %d-bit vectors, register tile %dx%d "
-                "(%s), attention tiles %dx%d"
+                "(%s), attention tiles %dx%d, matmuls %s"
                 % (cpu, t.get("family", "?"), t["vector_bits"],
                    t["register_rows"], t["register_vectors"], t["source"],
-                   t["tile_q"], t["tile_k"]))
+                   t["tile_q"], t["tile_k"],
+                   "bf16 on AMX tiles" if manifest["target"].get("precision")
+                   == "bf16" else "f32"))
     except (OSError, ValueError, KeyError, TypeError) as e:
         return "unknown (%s)" % e
 
@@ -438,9 +448,11 @@ def main(argv):
             "%.1f GFLOP/s (%d-bit vectors, %s)" % p if p else
             "not measured (scripts/fma_peak.c did not build or run)"
             for p in (peak_before, peak_after))),
-        "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32; "
+        "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32%s; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
-                                    args.levels, STRIDE, KERNEL, CONV_KERNEL),
+                                    args.levels, STRIDE, KERNEL, CONV_KERNEL,
+                                    "" if args.precision == "f32" else
+                                    " (matmuls --precision %s)" % args.precision),
         "timing: median of %d calls after one warm-up (at most %d for T >= %d); "
         "fused pipeline '%s'; reference skipped above %g GiB, gradient "
         "call above %g GiB; dynamic T: HKT compiled once with --max-seq-len "
