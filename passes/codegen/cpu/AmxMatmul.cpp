@@ -6,7 +6,8 @@
 // pair-interleaved layout ([K/2, 2N]: row r holds B[2r, n] and B[2r + 1, n]
 // side by side), then 16 x 16 f32 accumulator tiles, 2 x 2 of them at once
 // where the shape allows (4 accumulators + 2 + 2 operand tiles: AMX's 8
-// tile registers), take the K dimension 32 at a time.
+// tile registers), take the K dimension 32 at a time. Operands that a
+// parallel loop only reads are rounded once before it (Prerounded).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,8 +48,8 @@ constexpr int64_t kTile = 16, kStepK = 32, kLanes = 16;
 /// conversion for !amx.tile block arguments).
 constexpr int64_t kStepsPerChunk = 16;
 
-/// A static f32 buffer whose rows are contiguous.
-/// (`rows` may be dynamic: ShapedType::kDynamic.)
+/// A 2-D f32 buffer with contiguous rows and a static column count (`rows`
+/// may be ShapedType::kDynamic).
 bool isRowMajorF32(Value v, int64_t &rows, int64_t &cols) {
   auto type = dyn_cast<MemRefType>(v.getType());
   if (!type || type.getRank() != 2 || type.isDynamicDim(1) ||
@@ -303,6 +304,22 @@ bool isEven(Value v, int depth = 0) {
   return false;
 }
 
+/// Whether dimension `dim` of `buffer` is even, as far as its definition
+/// shows: a static size, an allocation's even size, or a collapsed group
+/// with an even factor (the attention's packed buffers: tiles x tile rows).
+bool isEvenDim(Value buffer, int64_t dim) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(dim))
+    return type.getDimSize(dim) % 2 == 0;
+  if (auto alloc = buffer.getDefiningOp<memref::AllocOp>())
+    return isEven(alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+  if (auto collapse = buffer.getDefiningOp<memref::CollapseShapeOp>())
+    return llvm::any_of(
+        collapse.getReassociationIndices()[dim],
+        [&](int64_t d) { return isEvenDim(collapse.getSrc(), d); });
+  return false;
+}
+
 /// The buffer `v` is a view of (through subviews, reshapes, casts).
 Value viewRoot(Value v) {
   while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
@@ -360,15 +377,19 @@ public:
     auto view = v.getDefiningOp<memref::SubViewOp>();
     Value source = view ? view.getSource() : v;
     auto type = dyn_cast<MemRefType>(source.getType());
-    if (!type || type.getRank() < 2 || !type.hasStaticShape() ||
-        !type.getLayout().isIdentity() || !type.getElementType().isF32())
+    if (!type || type.getRank() < 2 || !type.getLayout().isIdentity() ||
+        !type.getElementType().isF32())
       return {};
+    // Sizes may be known at run time only (a module for every length) but
+    // for the columns; for pairs the rows of each matrix must be even.
     int64_t rank = type.getRank();
-    int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+    int64_t cols = type.getDimSize(rank - 1);
+    if (ShapedType::isDynamic(cols) || (pairs && !isEvenDim(source, rank - 2)))
+      return {};
     Operation *def = source.getDefiningOp();
     if (!def)
       def = cast<BlockArgument>(source).getOwner()->getParentOp();
-    if (parallel->isAncestor(def) || cols % kLanes || (pairs && rows % 2) ||
+    if (parallel->isAncestor(def) || cols % kLanes ||
         mayWrite(parallel, viewRoot(source)))
       return {};
     SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -377,11 +398,9 @@ public:
       sizes = view.getMixedSizes();
       strides = view.getMixedStrides();
     } else {
-      for (int64_t d : type.getShape()) {
-        offsets.push_back(b.getIndexAttr(0));
-        sizes.push_back(b.getIndexAttr(d));
-        strides.push_back(b.getIndexAttr(1));
-      }
+      sizes = memref::getMixedSizes(b, loc, source);
+      offsets.assign(rank, b.getIndexAttr(0));
+      strides.assign(rank, b.getIndexAttr(1));
     }
     if (llvm::any_of(strides,
                      [](OpFoldResult s) { return !isConstantIntValue(s, 1); }))
@@ -435,13 +454,22 @@ private:
     int64_t rank = type.getRank();
     SmallVector<int64_t> shape(type.getShape());
     int64_t cols = shape[rank - 1];
-    int64_t allRows = type.getNumElements() / cols;
     if (pairs) {
-      shape[rank - 2] /= 2;
+      if (!type.isDynamicDim(rank - 2))
+        shape[rank - 2] /= 2;
       shape[rank - 1] *= 2;
     }
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      Value size = memref::DimOp::create(b, loc, source, d);
+      if (pairs && d == rank - 2)
+        size = arith::DivUIOp::create(b, loc, size, r.index(2));
+      dynamicSizes.push_back(size);
+    }
     Value copy = memref::AllocOp::create(
-        b, loc, MemRefType::get(shape, b.getBF16Type()));
+        b, loc, MemRefType::get(shape, b.getBF16Type()), dynamicSizes);
     // As 2-D buffers: [rows, cols] -> [rows, cols] or [rows / 2, 2 cols]
     // (a pair never straddles two matrices: each has an even row count).
     SmallVector<ReassociationIndices> flat = {
@@ -451,12 +479,23 @@ private:
       src2d = memref::CollapseShapeOp::create(b, loc, source, flat);
       dst2d = memref::CollapseShapeOp::create(b, loc, copy, flat);
     }
-    // Blocks of rows in parallel.
-    int64_t units = pairs ? allRows / 2 : allRows;
-    int64_t block = std::gcd<int64_t>(units, 64);
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(units / block)},
-        ValueRange{}, std::nullopt);
+    // Blocks of rows in parallel (of one row where the count is known at
+    // run time only).
+    OpFoldResult count;
+    int64_t block = 1;
+    if (type.hasStaticShape()) {
+      int64_t units = type.getNumElements() / cols / (pairs ? 2 : 1);
+      block = std::gcd<int64_t>(units, 64);
+      count = b.getIndexAttr(units / block);
+    } else {
+      Value allRows = memref::DimOp::create(b, loc, src2d, 0);
+      count =
+          pairs
+              ? arith::DivUIOp::create(b, loc, allRows, r.index(2)).getResult()
+              : allRows;
+    }
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{count},
+                                        ValueRange{}, std::nullopt);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(forall.getBody());
