@@ -329,6 +329,26 @@ def fma_peak(threads, workdir):
         return None
 
 
+def amx_peak(threads, workdir):
+    """bf16 AMX peak of `threads` cores, measured: scripts/amx_peak.c, one
+    copy per thread at once. Returns GFLOP/s, or None where it cannot be
+    built or run (no AMX, or a compiler without -mamx-bf16)."""
+    exe = os.path.join(workdir, "amx_peak")
+    src = os.path.join(REPO, "scripts", "amx_peak.c")
+    try:
+        subprocess.run(["cc", "-O2", "-mamx-tile", "-mamx-bf16", src, "-o", exe],
+                       check=True, capture_output=True, timeout=60)
+        procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True,
+                                  stderr=subprocess.DEVNULL)
+                 for _ in range(threads)]
+        results = [p.communicate(timeout=120)[0].split() for p in procs]
+        if any(p.returncode != 0 for p in procs):
+            return None
+        return sum(float(r[0]) for r in results)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
 def fmt(value, digits):
     return "-" if value is None else "%.*f" % (digits, value)
 
@@ -359,6 +379,8 @@ def main(argv):
     rows = []
     with tempfile.TemporaryDirectory(prefix="hkt-bench-") as workdir:
         peak_before = fma_peak(args.threads, workdir)
+        amx_before = (amx_peak(args.threads, workdir)
+                      if args.precision == "bf16" else None)
         bench = Bench(args, workdir)
         for t in args.sizes:
             for causal in causals:
@@ -448,6 +470,11 @@ def main(argv):
             "%.1f GFLOP/s (%d-bit vectors, %s)" % p if p else
             "not measured (scripts/fma_peak.c did not build or run)"
             for p in (peak_before, peak_after))),
+    ] + ([
+        "bf16 AMX peak, measured (scripts/amx_peak.c, %d threads) before the "
+        "table: %s" % (args.threads, "%.1f GFLOP/s" % amx_before if amx_before
+                       else "not measured (scripts/amx_peak.c did not build "
+                       "or run)")] if args.precision == "bf16" else []) + [
         "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32%s; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
                                     args.levels, STRIDE, KERNEL, CONV_KERNEL,
