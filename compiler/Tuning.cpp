@@ -46,8 +46,9 @@ std::string hostCpuModel() {
   return llvm::sys::getHostCPUName().str();
 }
 
-/// The cache key: the CPU model, the options that shape the code, and the
-/// module's IR (its shapes included) before lowering.
+/// The cache key: the CPU model, the options that shape the code (the
+/// precision included: bf16's matmuls leave the register tile fewer), and
+/// the module's IR (its shapes included) before lowering.
 std::string cacheKey(ModuleOp module, const CompileOptions &options,
                      const CpuTiles &tiles) {
   std::string ir;
@@ -56,10 +57,15 @@ std::string cacheKey(ModuleOp module, const CompileOptions &options,
   llvm::SHA256 sha;
   sha.update(ir);
   std::string moduleHash = llvm::toHex(sha.final(), /*LowerCase=*/true);
-  return llvm::formatv("{0} | cpu={1} vector_bits={2} tile_q={3} tile_k={4} "
-                       "| module sha256 {5}",
+  // The precision only where it is not f32, so that f32 keys stay those of
+  // caches written before bf16 existed.
+  std::string precision =
+      options.precision == "f32" ? "" : " precision=" + options.precision;
+  return llvm::formatv("{0} | cpu={1} vector_bits={2} tile_q={3} tile_k={4}{5} "
+                       "| module sha256 {6}",
                        hostCpuModel(), options.cpu, tiles.vectorBits,
-                       tiles.tileQ, tiles.tileK, moduleHash.substr(0, 32))
+                       tiles.tileQ, tiles.tileK, precision,
+                       moduleHash.substr(0, 32))
       .str();
 }
 
