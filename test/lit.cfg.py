@@ -105,12 +105,26 @@ if "avx512f" in host_flags:
 # Intel AMX with bf16 (Sapphire Rapids and later): what hkt-compile
 # --precision bf16 needs on the cpu target. Tests that run such modules say
 # `REQUIRES: host-amx`; elsewhere lit reports them unsupported, with this note.
-if {"amx_tile", "amx_bf16", "avx512_bf16"} <= host_flags:
+def kernel_grants_amx():
+    """Whether Linux lets a process use the AMX tile state (kernel 5.16 on):
+    the runtime's own request, arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA)."""
+    import ctypes
+    import platform
+    if platform.machine() != "x86_64":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(158, 0x1023, 18) == 0  # SYS_arch_prctl
+    except (OSError, AttributeError):
+        return False
+
+
+if {"amx_tile", "amx_bf16", "avx512_bf16"} <= host_flags and kernel_grants_amx():
     config.available_features.add("host-amx")
 else:
-    lit_config.note("no AMX (amx_tile, amx_bf16, avx512_bf16) on this CPU: "
-                    "the tests that run --precision bf16 cpu modules are "
-                    "unsupported here")
+    lit_config.note("no AMX (amx_tile, amx_bf16, avx512_bf16, and the kernel's "
+                    "grant of the tile state) here: the tests that run "
+                    "--precision bf16 cpu modules are unsupported")
 
 
 # The NVVM path (docs/gpu.md). `cuda-toolkit`: ptxas, fatbinary and libdevice

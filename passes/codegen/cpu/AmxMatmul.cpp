@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/cpu/BufferAliasing.h"
 #include "passes/codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -22,9 +23,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -320,22 +319,9 @@ bool isEvenDim(Value buffer, int64_t dim) {
   return false;
 }
 
-/// The buffer `v` is a view of (through subviews, reshapes, casts).
-Value viewRoot(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether anything in `region` may write the buffer `root` (or one that
-/// may overlap it: distinct allocations and entry arguments do not).
+/// Whether anything in `region` may write the buffer `root` or one that may
+/// overlap it (mayAlias).
 bool mayWrite(Operation *region, Value root) {
-  auto distinct = [](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
-                           memref::GetGlobalOp>(v.getDefiningOp());
-  };
   WalkResult result = region->walk([&](Operation *op) {
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
       return WalkResult::advance();
@@ -354,8 +340,7 @@ bool mayWrite(Operation *region, Value root) {
         continue;
       if (!written)
         return WalkResult::interrupt();
-      Value writtenRoot = viewRoot(written);
-      if (writtenRoot == root || !distinct(writtenRoot) || !distinct(root))
+      if (hkt::mayAlias(written, root))
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -390,7 +375,7 @@ public:
     if (!def)
       def = cast<BlockArgument>(source).getOwner()->getParentOp();
     if (parallel->isAncestor(def) || cols % kLanes ||
-        mayWrite(parallel, viewRoot(source)))
+        mayWrite(parallel, source))
       return {};
     SmallVector<OpFoldResult> offsets, sizes, strides;
     if (view) {

@@ -79,14 +79,18 @@ const FamilyEntry kFamilies[] = {
 };
 
 // The generic family of each width, for the CPUs above whose vectors the
-// target narrows and for every other CPU (Intel's AVX2 cores, x86-64-v3/v4).
-// AVX2: 6 x 2 measured as x86-64-v3 code on the Emerald Rapids, 10-20%
-// ahead of 4 x 2 and 3 x 4 (and Zen 3's choice). AVX-512: the Intel
-// family's tile. SSE: the AVX2 shape (16 registers as well), not measured.
+// target narrows and for every other CPU (Intel's AVX2 cores, x86-64-v3/v4):
+// the width's entry of kTable. AVX2: 6 x 2 measured as x86-64-v3 code on the
+// Emerald Rapids, 10-20% ahead of 4 x 2 and 3 x 4 (and Zen 3's choice).
+// AVX-512: the Intel family's tile. SSE: the AVX2 shape, not measured.
+CpuFamily generic(const char *name, int64_t vectorBits) {
+  const CpuTuning &entry = cpuTuningFor(vectorBits);
+  return {name, vectorBits, {entry.regRows, entry.regVectors}};
+}
 const CpuFamily kGeneric[] = {
-    {"sse", 128, {6, 2}},
-    {"avx2", 256, {6, 2}},
-    {"avx512", 512, {8, 2}},
+    generic("sse", 128),
+    generic("avx2", 256),
+    generic("avx512", 512),
 };
 } // namespace
 

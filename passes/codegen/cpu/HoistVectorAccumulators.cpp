@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/cpu/BufferAliasing.h"
 #include "passes/codegen/cpu/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -29,41 +30,9 @@ namespace mlir::hkt {
 } // namespace mlir::hkt
 
 using namespace mlir;
+using mlir::hkt::mayAlias;
 
 namespace {
-
-/// The buffer `v` is a view of (through subviews, reshapes, casts).
-Value viewRoot(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// A buffer no other buffer overlaps: an allocation, a global, or an
-/// argument of a function. Arguments count because a hoisted pair writes its
-/// buffer, and a written argument overlaps no other: the module format
-/// promises it at entries (docs/module-format.md, "Aliasing"; the runtime
-/// checks it), and at calls inside a module one-shot bufferization copies a
-/// buffer that would be written through one argument and read through
-/// another.
-bool isDistinctBuffer(Value root) {
-  if (auto arg = dyn_cast<BlockArgument>(root))
-    return isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
-           arg.getOwner()->isEntryBlock();
-  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
-                         memref::GetGlobalOp>(root.getDefiningOp());
-}
-
-bool mayAlias(Value a, Value b) {
-  a = viewRoot(a);
-  b = viewRoot(b);
-  if (a == b)
-    return true;
-  if (auto ga = a.getDefiningOp<memref::GetGlobalOp>())
-    if (auto gb = b.getDefiningOp<memref::GetGlobalOp>())
-      return ga.getName() == gb.getName();
-  return !isDistinctBuffer(a) || !isDistinctBuffer(b);
-}
 
 /// No op of `loop` but `read` and `write` may touch memory `base` may share.
 bool onlyAccess(scf::ForOp loop, Value base, Operation *read,
