@@ -63,10 +63,11 @@ validateOptions(Location loc, const CompileOptions &options) {
   if (options.precision != "f32" && !nvvm && !emulation && !cpuBf16)
     return emitError(loc) << "--precision " << options.precision
                           << " applies to --target nvvm and gpu-emulation "
-                             "(on the cpu target: f32, or bf16 on AMX)";
+                             "(on the cpu target: f32, or bf16 on AMX or "
+                             "AVX512-BF16)";
   if (cpuBf16 && options.pipeline != kFusedPipeline)
     return emitError(loc) << "--precision bf16 on the cpu target is the fused "
-                             "pipeline's (AMX tiles for its matmuls)";
+                             "pipeline's (bf16 operands for its matmuls)";
   if (options.precision != "f32" && options.precision != "tf32" &&
       options.precision != "bf16")
     return emitError(loc) << "unknown precision '" << options.precision
@@ -129,6 +130,8 @@ void buildPipeline(PassManager &pm, CodegenTarget target, const CpuTarget &cpu,
     fused.registerRows = cpu.tiles->registerRows;
     fused.registerVectors = cpu.tiles->registerVectors;
     fused.precision = options.precision;
+    if (options.precision == "bf16" && !usesAmx(cpu))
+      fused.bf16Matmuls = "avx512bf16";
     buildHktCpuFusedPipeline(pm, fused);
   } else {
     buildHktCpuReferencePipeline(pm);
@@ -216,20 +219,23 @@ LogicalResult mlir::hkt::compileToDirectory(ModuleOp module,
   if (failed(validated))
     return failure();
   auto [targetKind, chips] = *validated;
-  llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
+  llvm::Expected<CpuTarget> target =
+      createCpuTarget(options.cpu, options.cpuFeatures);
   if (!target)
     return emitError(loc) << llvm::toString(target.takeError());
   if (targetKind == CodegenTarget::Cpu && options.pipeline == kFusedPipeline)
     target->tiles = resolveCpuTiles(*target, options);
   if (targetKind == CodegenTarget::Cpu && options.precision == "bf16") {
-    for (StringRef feature : {"amx-tile", "amx-bf16", "avx512bf16"})
-      if (!llvm::is_contained(target->features, feature))
-        return emitError(loc)
-               << "--precision bf16 on the cpu target needs Intel AMX (the "
-                  "features amx-tile, amx-bf16 and avx512bf16: Sapphire "
-                  "Rapids or later); CPU '"
-               << target->cpu << "' lacks " << feature
-               << " (give --cpu sapphirerapids to cross-compile for one)";
+    // AMX where the CPU has it, else AVX512-BF16's dot products.
+    if (!usesAmx(*target) &&
+        !llvm::is_contained(target->features, "avx512bf16"))
+      return emitError(loc)
+             << "--precision bf16 on the cpu target needs AVX512-BF16 (AMD "
+                "Zen 4 or later, Intel Cooper Lake) or AMX (Intel Sapphire "
+                "Rapids or later); CPU '"
+             << target->cpu
+             << "' has neither (give --cpu znver4 or --cpu sapphirerapids "
+                "to cross-compile for one)";
     target->precision = options.precision;
   }
 

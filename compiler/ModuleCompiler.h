@@ -24,6 +24,9 @@ namespace mlir::hkt {
 struct CompileOptions {
   /// "native" (this machine) or an LLVM CPU name such as "x86-64".
   std::string cpu = "native";
+  /// LLVM features added or removed on top of the CPU's ("+f,-g", llc's
+  /// -mattr); empty for none.
+  std::string cpuFeatures;
   /// A registered pipeline name without the `hkt-cpu-` prefix and
   /// `-pipeline` suffix: "fused" (the default) or "reference".
   std::string pipeline = kFusedPipeline.str();

@@ -15,7 +15,8 @@
 
 using namespace llvm;
 
-Expected<mlir::hkt::CpuTarget> mlir::hkt::createCpuTarget(StringRef cpu) {
+Expected<mlir::hkt::CpuTarget>
+mlir::hkt::createCpuTarget(StringRef cpu, StringRef extraFeatures) {
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
 
@@ -61,6 +62,27 @@ Expected<mlir::hkt::CpuTarget> mlir::hkt::createCpuTarget(StringRef cpu) {
         "'x86-64-v4' or an LLVM CPU name such as 'znver4')",
         result.cpu.c_str(), result.triple.c_str());
 
+  // --cpu-features: +name / -name on top of the CPU's (llc's -mattr); LLVM
+  // adds what a feature implies and removes what depends on a removed one.
+  if (!extraFeatures.empty()) {
+    SmallVector<StringRef> changes;
+    extraFeatures.split(changes, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef change : changes) {
+      change = change.trim();
+      StringRef name = change.drop_front();
+      if ((!change.starts_with("+") && !change.starts_with("-")) ||
+          !llvm::any_of(
+              probe->getAllProcessorFeatures(),
+              [&](const SubtargetFeatureKV &kv) { return name == kv.Key; }))
+        return createStringError(
+            "--cpu-features: '%s' is not +FEATURE or -FEATURE with an LLVM "
+            "feature name of %s (such as -amx-tile or -avx512f)",
+            change.str().c_str(), result.triple.c_str());
+      featureString += (featureString.empty() ? "" : ",") + change.str();
+    }
+    result.extraFeatures = extraFeatures.str();
+  }
+
   TargetOptions options;
   result.machine.reset(target->createTargetMachine(
       triple, result.cpu, featureString, options, Reloc::PIC_, std::nullopt,
@@ -77,4 +99,9 @@ Expected<mlir::hkt::CpuTarget> mlir::hkt::createCpuTarget(StringRef cpu) {
       result.features.push_back(kv.Key);
   std::sort(result.features.begin(), result.features.end());
   return result;
+}
+
+bool mlir::hkt::usesAmx(const CpuTarget &target) {
+  return llvm::is_contained(target.features, "amx-tile") &&
+         llvm::is_contained(target.features, "amx-bf16");
 }

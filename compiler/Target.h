@@ -41,9 +41,11 @@ struct CpuTarget {
   std::string cpu;
   /// LLVM names of the enabled CPU features, sorted (manifest `features`).
   std::vector<std::string> features;
-  /// The matmuls' arithmetic where it is not f32: "bf16" (AMX tiles; the
-  /// manifest's `target.precision`, so that the runtime asks the kernel for
-  /// the AMX state).
+  /// hkt-compile --cpu-features as given (empty without it).
+  std::string extraFeatures;
+  /// The matmuls' arithmetic where it is not f32: "bf16" (the manifest's
+  /// `target.precision`): AMX tiles where `features` has amx-tile (the
+  /// runtime then asks the kernel for the AMX state), else AVX512-BF16.
   std::string precision;
   std::unique_ptr<llvm::TargetMachine> machine;
   /// The fused CPU pipeline's tiles (unset on the other pipelines and
@@ -51,10 +53,17 @@ struct CpuTarget {
   std::optional<CpuTiles> tiles;
 };
 
+/// Whether --precision bf16's matmuls run on AMX tiles for `target` (it has
+/// amx-tile and amx-bf16), rather than on AVX512-BF16's dot products. The
+/// runtime makes the same choice from the manifest's features.
+bool usesAmx(const CpuTarget &target);
+
 /// Creates the target machine for `cpu`: "native" means this machine's CPU
 /// and every feature it has; any other name is an LLVM CPU name (`x86-64`
 /// gives a portable module) with that CPU's default features.
-llvm::Expected<CpuTarget> createCpuTarget(llvm::StringRef cpu);
+/// `extraFeatures` ("+f,-g", llc's -mattr) adds or removes features on top.
+llvm::Expected<CpuTarget> createCpuTarget(llvm::StringRef cpu,
+                                          llvm::StringRef extraFeatures = "");
 
 } // namespace mlir::hkt
 

@@ -61,11 +61,14 @@ std::string cacheKey(ModuleOp module, const CompileOptions &options,
   // caches written before bf16 existed.
   std::string precision =
       options.precision == "f32" ? "" : " precision=" + options.precision;
-  return llvm::formatv("{0} | cpu={1} vector_bits={2} tile_q={3} tile_k={4}{5} "
-                       "| module sha256 {6}",
-                       hostCpuModel(), options.cpu, tiles.vectorBits,
-                       tiles.tileQ, tiles.tileK, precision,
-                       moduleHash.substr(0, 32))
+  // Likewise --cpu-features only where given.
+  std::string features =
+      options.cpuFeatures.empty() ? "" : " cpu_features=" + options.cpuFeatures;
+  return llvm::formatv(
+             "{0} | cpu={1}{7} vector_bits={2} tile_q={3} tile_k={4}{5} "
+             "| module sha256 {6}",
+             hostCpuModel(), options.cpu, tiles.vectorBits, tiles.tileQ,
+             tiles.tileK, precision, moduleHash.substr(0, 32), features)
       .str();
 }
 
@@ -211,7 +214,8 @@ LogicalResult mlir::hkt::tuneAndCompile(ModuleOp module,
                           "--register-tile with it");
   if (options.emitLLVM)
     return emitError(loc, "--tune writes a module: no --emit-llvm with it");
-  llvm::Expected<CpuTarget> target = createCpuTarget(options.cpu);
+  llvm::Expected<CpuTarget> target =
+      createCpuTarget(options.cpu, options.cpuFeatures);
   if (!target)
     return emitError(loc) << llvm::toString(target.takeError());
   CpuTiles tiles = resolveCpuTiles(*target, options);

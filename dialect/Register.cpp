@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
@@ -43,8 +44,9 @@ void mlir::hkt::registerHktDialects(DialectRegistry &registry) {
   // The CPU codegen: OpenMP threads, vectors, the transform-dialect recipes.
   registry.insert<omp::OpenMPDialect, transform::TransformDialect,
                   vector::VectorDialect>();
-  // --precision bf16 on the CPU: Intel AMX tiles (hkt-cpu-amx-matmul).
-  registry.insert<amx::AMXDialect>();
+  // --precision bf16 on the CPU: Intel AMX tiles (hkt-cpu-amx-matmul) or
+  // AVX512-BF16 dot products (hkt-cpu-avx512bf16-matmul).
+  registry.insert<amx::AMXDialect, x86vector::X86VectorDialect>();
   // The NVVM path: kernels, their compilation and the host's launch code.
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   // Data-parallel training: the grid and its collectives, then MPI calls.

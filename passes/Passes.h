@@ -64,8 +64,14 @@ struct FusedPipelineOptions
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("The matmuls' arithmetic: f32, or bf16 (bf16 operands, "
-                     "f32 accumulation on AMX tiles: hkt-cpu-amx-matmul)"),
+                     "f32 accumulation: bf16-matmuls says on what)"),
       llvm::cl::init("f32")};
+  Option<std::string> bf16Matmuls{
+      *this, "bf16-matmuls",
+      llvm::cl::desc("precision=bf16's instructions: 'amx' (Intel AMX tiles: "
+                     "hkt-cpu-amx-matmul) or 'avx512bf16' (vdpbf16ps: "
+                     "hkt-cpu-avx512bf16-matmul)"),
+      llvm::cl::init("amx")};
 };
 
 /// The fused CPU pipeline: hkt-fuse + tiled online attention; the rest of the

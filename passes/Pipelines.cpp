@@ -89,10 +89,12 @@ static void addLowerToLLVM(OpPassManager &pm, bool openmp = false) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(hkt::createHktConvertMpiToLLVMPass());
   pm.addPass(createSCFToControlFlowPass());
-  // AMX tiles (hkt-cpu-amx-matmul) as LLVM's intrinsics; nothing else
-  // changes where there are none.
+  // AMX tiles (hkt-cpu-amx-matmul) and AVX512-BF16 dot products
+  // (hkt-cpu-avx512bf16-matmul) as LLVM's intrinsics; nothing else changes
+  // where there are none.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.amx = true;
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -131,7 +133,9 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   addBufferization(pm);
   pm.addPass(createCSEPass());
   if (options.precision == "bf16")
-    pm.addPass(createHktCpuAmxMatmulPass());
+    pm.addPass(options.bf16Matmuls == "avx512bf16"
+                   ? createHktCpuAvx512Bf16MatmulPass()
+                   : createHktCpuAmxMatmulPass());
   HktCpuCodegenPassOptions codegen;
   codegen.vectorBits = options.vectorBits;
   codegen.regRows = options.registerRows;

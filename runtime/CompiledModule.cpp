@@ -209,7 +209,9 @@ Status checkHost(const Manifest &mf, const std::string &dir,
   if (flags)
     if (Status s = checkCpuFeatures(mf, dir, *flags); !s.ok())
       return s;
-  if (mf.target.kind == TargetKind::Cpu && mf.target.precision == "bf16")
+  // bf16 matmuls run on AMX tiles where the module may use them (as
+  // hkt-compile chose), else on AVX512-BF16, which needs no permission.
+  if (mf.target.usesAmx())
     if (Status s = requestAmxState(); !s.ok())
       return Status::error(concat("module '", dir, "': ", s.message()));
   return Status::success();

@@ -20,6 +20,7 @@
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -142,9 +143,20 @@ struct TargetSpec {
   std::vector<std::string> features;
   /// Cuda only: the GPU architecture of the kernels ("sm_90").
   std::string arch;
-  /// Cpu only: "f32", or "bf16" when the matmuls use Intel AMX tiles (the
-  /// process must then be granted the AMX state: requestAmxState).
+  /// Cpu only: "f32", or "bf16" when the matmuls take bf16 operands: on
+  /// Intel AMX tiles where `features` has amx-tile and amx-bf16 (the process
+  /// must then be granted the AMX state: requestAmxState), else on
+  /// AVX512-BF16 (hkt-compile makes the same choice).
   std::string precision = "f32";
+
+  /// Whether the matmuls run on AMX tiles (see `precision`).
+  bool usesAmx() const {
+    auto has = [&](const char *f) {
+      return std::find(features.begin(), features.end(), f) != features.end();
+    };
+    return kind == TargetKind::Cpu && precision == "bf16" && has("amx-tile") &&
+           has("amx-bf16");
+  }
 };
 
 /// A data-parallel module (the optional key "data_parallel"): its train

@@ -123,7 +123,11 @@ def parse_args(argv):
                    help="L of the HKT layer (default 3; MHA is always 1)")
     p.add_argument("--precision", default="f32", choices=("f32", "bf16"),
                    help="hkt-compile --precision of the fused modules (bf16: "
-                   "the matmuls on Intel AMX tiles; CPUs with AMX only)")
+                   "the matmuls on Intel AMX tiles, or on AVX512-BF16 where "
+                   "the CPU has no AMX)")
+    p.add_argument("--cpu-features", metavar="+F,-G",
+                   help="hkt-compile --cpu-features of every module (e.g. "
+                   "-amx-tile: bf16 on AVX512-BF16 on an AMX host)")
     p.add_argument("--fused-pipeline", default="fused", metavar="NAME",
                    help="hkt-compile pipeline for the fused columns "
                    "(default fused)")
@@ -229,6 +233,9 @@ class Bench:
         # so that one error shared by HKT and MHA gets one footnote.
         label = "pipeline %s" % pipeline
         extra_compile = ["--backward"] if grad else []
+        if a.cpu_features:
+            extra_compile += ["--cpu-features=" + a.cpu_features]
+            label += ", --cpu-features=%s" % a.cpu_features
         if a.precision != "f32" and pipeline != "reference":
             extra_compile += ["--precision", a.precision]
             label += ", --precision %s" % a.precision
@@ -296,10 +303,23 @@ def compiled_for(module):
                 % (cpu, t.get("family", "?"), t["vector_bits"],
                    t["register_rows"], t["register_vectors"], t["source"],
                    t["tile_q"], t["tile_k"],
-                   "bf16 on AMX tiles" if manifest["target"].get("precision")
-                   == "bf16" else "f32"))
+                   matmul_precision(manifest["target"])))
     except (OSError, ValueError, KeyError, TypeError) as e:
         return "unknown (%s)" % e
+
+
+def uses_amx(target):
+    """Whether a bf16 module's matmuls run on AMX tiles (hkt-compile's
+    choice, as the runtime reads it: features amx-tile and amx-bf16), not on
+    AVX512-BF16."""
+    return {"amx-tile", "amx-bf16"} <= set(target.get("features", []))
+
+
+def matmul_precision(target):
+    if target.get("precision") != "bf16":
+        return "f32"
+    return ("bf16 on AMX tiles" if uses_amx(target)
+            else "bf16 on AVX512-BF16 (vdpbf16ps)")
 
 
 def fma_peak(threads, workdir):
@@ -329,22 +349,24 @@ def fma_peak(threads, workdir):
         return None
 
 
-def amx_peak(threads, workdir):
-    """bf16 AMX peak of `threads` cores, measured: scripts/amx_peak.c, one
-    copy per thread at once. Returns GFLOP/s, or None where it cannot be
-    built or run (no AMX, or a compiler without -mamx-bf16)."""
-    exe = os.path.join(workdir, "amx_peak")
-    src = os.path.join(REPO, "scripts", "amx_peak.c")
+def bf16_peak(threads, workdir, isa):
+    """bf16 peak of `threads` cores on `isa` ("amx", "avx512bf16", or None:
+    AMX where it runs, else AVX512-BF16), measured: scripts/bf16_peak.c, one
+    copy per thread at once. Returns (GFLOP/s, kernel label), or None where
+    it cannot be built or run."""
+    exe = os.path.join(workdir, "bf16_peak")
+    src = os.path.join(REPO, "scripts", "bf16_peak.c")
     try:
-        subprocess.run(["cc", "-O2", "-mamx-tile", "-mamx-bf16", src, "-o", exe],
+        subprocess.run(["cc", "-O2", src, "-o", exe],
                        check=True, capture_output=True, timeout=60)
-        procs = [subprocess.Popen([exe], stdout=subprocess.PIPE, text=True,
+        cmd = [exe] + (["--isa", isa] if isa else [])
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
                                   stderr=subprocess.DEVNULL)
                  for _ in range(threads)]
         results = [p.communicate(timeout=120)[0].split() for p in procs]
         if any(p.returncode != 0 for p in procs):
             return None
-        return sum(float(r[0]) for r in results)
+        return sum(float(r[0]) for r in results), results[0][1]
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
 
@@ -379,8 +401,13 @@ def main(argv):
     rows = []
     with tempfile.TemporaryDirectory(prefix="hkt-bench-") as workdir:
         peak_before = fma_peak(args.threads, workdir)
-        amx_before = (amx_peak(args.threads, workdir)
-                      if args.precision == "bf16" else None)
+        # The instructions hkt-compile will choose: AMX unless the host
+        # lacks it or --cpu-features takes it away.
+        no_amx = any(f.strip() in ("-amx-tile", "-amx-bf16")
+                     for f in (args.cpu_features or "").split(","))
+        bf16_before = (bf16_peak(args.threads, workdir,
+                                 "avx512bf16" if no_amx else None)
+                       if args.precision == "bf16" else None)
         bench = Bench(args, workdir)
         for t in args.sizes:
             for causal in causals:
@@ -471,9 +498,10 @@ def main(argv):
             "not measured (scripts/fma_peak.c did not build or run)"
             for p in (peak_before, peak_after))),
     ] + ([
-        "bf16 AMX peak, measured (scripts/amx_peak.c, %d threads) before the "
-        "table: %s" % (args.threads, "%.1f GFLOP/s" % amx_before if amx_before
-                       else "not measured (scripts/amx_peak.c did not build "
+        "bf16 peak, measured (scripts/bf16_peak.c, %d threads) before the "
+        "table: %s" % (args.threads, "%.1f GFLOP/s (%s)" % bf16_before
+                       if bf16_before
+                       else "not measured (scripts/bf16_peak.c did not build "
                        "or run)")] if args.precision == "bf16" else []) + [
         "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32%s; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,

@@ -102,6 +102,13 @@ for feature, flags in x86_64_levels:
         config.available_features.add(feature)
 if "avx512f" in host_flags:
     config.available_features.add("host-avx512")
+# AVX512-BF16 (Zen 4 and later, Cooper Lake, Sapphire Rapids and later): the
+# other instructions of --precision bf16 on the cpu target (vdpbf16ps).
+if {"avx512f", "avx512_bf16"} <= host_flags:
+    config.available_features.add("host-avx512bf16")
+else:
+    lit_config.note("no AVX512-BF16 here: the tests that run --precision bf16 "
+                    "cpu modules on it are unsupported")
 # Intel AMX with bf16 (Sapphire Rapids and later): what hkt-compile
 # --precision bf16 needs on the cpu target. Tests that run such modules say
 # `REQUIRES: host-amx`; elsewhere lit reports them unsupported, with this note.

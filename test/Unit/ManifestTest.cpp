@@ -257,6 +257,27 @@ TEST(ManifestTest, ReadsCpuPrecision) {
                "target.precision: is not a string"));
 }
 
+// bf16 matmuls run on AMX tiles (the runtime asks Linux for the tile state)
+// only where the features allow AMX, as hkt-compile chose; else AVX512-BF16.
+TEST(ManifestTest, Bf16OnAmxOnlyWithItsFeatures) {
+  auto target = [](const char *precision, const char *features) {
+    Expected<Manifest> m = parseManifest(
+        variant("\"features\": [\"avx2\", \"+fma\", \"-avx512f\", "
+                "\"slow-3ops-lea\"]",
+                std::string("\"precision\": \"") + precision +
+                    "\", \"features\": [" + features + "]"),
+        "m");
+    EXPECT_TRUE(m.ok()) << m.message();
+    return m->target;
+  };
+  EXPECT_TRUE(
+      target("bf16", "\"amx-tile\", \"amx-bf16\", \"avx512bf16\"").usesAmx());
+  EXPECT_FALSE(target("bf16", "\"avx512bf16\"").usesAmx());
+  EXPECT_FALSE(target("bf16", "\"amx-tile\", \"avx512bf16\"").usesAmx());
+  EXPECT_FALSE(
+      target("f32", "\"amx-tile\", \"amx-bf16\", \"avx512bf16\"").usesAmx());
+}
+
 TEST(ManifestTest, ParsesCudaArchNames) {
   std::optional<CudaArch> a = parseCudaArch("sm_90a");
   ASSERT_TRUE(a.has_value());

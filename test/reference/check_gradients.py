@@ -63,6 +63,8 @@ def parse_args(argv):
                          "this root mean square (nearly one-hot softmax rows)")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
+    ap.add_argument("--cpu-features", metavar="+F,-G",
+                    help="hkt-compile --cpu-features")
     ap.add_argument("--register-tile", metavar="RxV",
                     help="hkt-compile --register-tile (fused pipeline, cpu)")
     ap.add_argument("--target", default="cpu",
@@ -184,6 +186,8 @@ def compile_grad(args, pipeline, layer_json, moddir, extra=()):
             flags += ["--register-tile", args.register_tile]
     if args.cpu:
         flags += ["--cpu", args.cpu]
+    if args.cpu_features:
+        flags += ["--cpu-features=" + args.cpu_features]
     if args.target != "cpu":
         flags += ["--target", args.target]
     if args.precision != "f32":
@@ -323,6 +327,8 @@ def main(argv):
     head = "config=%s seed=%d" % (cfg_str, seed)
     if args.cpu:
         head += " cpu=%s" % args.cpu
+    if args.cpu_features:
+        head += " cpu-features=%s" % args.cpu_features
     if args.max_seq_len is not None:
         return check_dynamic(args, user_cfg, cfg, rng, head)
 

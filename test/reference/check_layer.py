@@ -209,6 +209,8 @@ def parse_args(argv):
                     help="attention tile sizes for the fused pipeline "
                          "(hkt-compile --tile-q Q --tile-k K)")
     ap.add_argument("--cpu", help="hkt-compile --cpu (default: native)")
+    ap.add_argument("--cpu-features", metavar="+F,-G",
+                    help="hkt-compile --cpu-features")
     ap.add_argument("--register-tile", metavar="RxV",
                     help="hkt-compile --register-tile (fused pipeline, cpu)")
     ap.add_argument("--target", default="cpu",
@@ -443,6 +445,8 @@ def check_pipeline(args, pipeline, layer_json, moddir, params, st_path, x_path,
     cmd = compile_cmd(args, pipeline, layer_json, moddir)
     if args.cpu:
         head = "%s cpu=%s" % (head, args.cpu)
+    if args.cpu_features:
+        head = "%s cpu-features=%s" % (head, args.cpu_features)
     if args.target != "cpu":
         head = "%s target=%s" % (head, args.target)
     if args.precision != "f32":
@@ -519,6 +523,8 @@ def compile_cmd(args, pipeline, layer_json, moddir):
            "--pipeline", pipeline]
     if args.cpu:
         cmd += ["--cpu", args.cpu]
+    if args.cpu_features:
+        cmd += ["--cpu-features=" + args.cpu_features]
     if args.target != "cpu":
         cmd += ["--target", args.target]
     if args.precision != "f32":

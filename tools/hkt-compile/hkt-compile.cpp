@@ -113,6 +113,13 @@ static cl::opt<std::string>
                  "code and the defaults of that CPU's family); 'x86-64' "
                  "gives a portable module"),
         cl::init("native"), cl::cat(category));
+static cl::opt<std::string> cpuFeatures(
+    "cpu-features",
+    cl::desc("LLVM CPU features to add or remove on top of --cpu's, "
+             "comma-separated +NAME / -NAME (llc's -mattr): e.g. -amx-tile "
+             "(bf16 matmuls on AVX512-BF16 instead of AMX), -avx512f (an "
+             "AVX2 module on an AVX-512 host)"),
+    cl::value_desc("+F,-G"), cl::cat(category));
 static cl::opt<std::string> pipeline(
     "pipeline",
     cl::desc("Lowering pipeline: 'fused' (online attention over tiles, the "
@@ -175,8 +182,9 @@ static cl::opt<std::string> precision(
              "'f32' (the default), 'tf32' (wmma tensor cores) or 'bf16' "
              "(bf16 operands on mma.sync, f32 accumulation; docs/gpu.md "
              "gives their accuracy). --target cpu: 'f32' or 'bf16' (every "
-             "matmul on Intel AMX tiles, bf16 operands, f32 accumulation; "
-             "CPUs with AMX only; docs/performance.md)"),
+             "matmul on bf16 operands, f32 accumulation: on Intel AMX tiles "
+             "where the CPU has AMX, else on AVX512-BF16's vdpbf16ps; "
+             "docs/performance.md)"),
     cl::init("f32"), cl::cat(category));
 static cl::opt<bool> checkBounds(
     "check-bounds",
@@ -345,6 +353,7 @@ compileOptionsFromFlags(const std::string &modelConfigJson,
                         std::string &error) {
   hkt::CompileOptions options;
   options.cpu = cpu;
+  options.cpuFeatures = cpuFeatures;
   options.pipeline = pipeline;
   options.target = target;
   options.precision = precision;

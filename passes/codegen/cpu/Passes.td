@@ -257,4 +257,50 @@ def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def HktCpuAvx512Bf16MatmulPass : Pass<"hkt-cpu-avx512bf16-matmul"> {
+  let summary = "linalg.matmul on f32 buffers -> AVX512-BF16 dot products: bf16 operands, f32 accumulation";
+  let description = [{
+    `hkt-compile --precision bf16` on a CPU with AVX512-BF16 but no AMX
+    (AMD Zen 4 and 5, Intel Cooper Lake; `--cpu-features=-amx-tile`
+    elsewhere): the matmuls of `hkt-cpu-amx-matmul`'s shapes, with the same
+    operand rounding (the left operand to bf16 rows, the right one into the
+    pair-interleaved layout `[K/2, 2N]`, read-only operands of a parallel
+    loop rounded once before it, whole matmuls in parallel blocks of rows)
+    and the same error bound (that of rounding the operands, 2^-8 relative
+    each; products exact in f32, sums in f32), multiplied by
+    `x86vector.avx512.dot` (vdpbf16ps): a register tile of 8 rows x 2
+    vectors of 16 f32 accumulators, loaded from C, carried through a loop
+    over K's pairs and stored once; each step broadcasts a row's pair
+    `A[i, 2p:2p+2]` as one 32-bit value and loads 16 column pairs of the
+    right operand's pair row p. K needs no chunking here (any multiple of
+    16). Runs after bufferization and before `hkt-cpu-codegen`.
+
+    After (abridged):
+
+    ```mlir
+    scf.for %i = %c0 to %c64 step %c8 {
+      scf.for %j = %c0 to %c64 step %c32 {
+        %c00 = vector.load %c[%i, %j] : memref<64x64xf32>, vector<16xf32>
+        ...
+        %r:16 = scf.for %p = %c0 to %c32 step %c1 iter_args(%acc0 = %c00, ...) {
+          %b0 = vector.load %b16[%p, %j2] : memref<32x128xbf16>, vector<32xbf16>
+          %pair = vector.load %a16[%i, %k] : memref<64x64xbf16>, vector<2xbf16>
+          %word = vector.extract (vector.bitcast %pair : vector<2xbf16> to vector<1xi32>)[0]
+          %a = vector.bitcast (vector.broadcast %word : i32 to vector<16xi32>) : ... to vector<32xbf16>
+          %d0 = x86vector.avx512.dot %acc0, %a, %b0 : vector<32xbf16> -> vector<16xf32>
+          ...
+        }
+        vector.store %r#0, %c[%i, %j] : memref<64x64xf32>, vector<16xf32>
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
+}
+
 #endif // HKT_PASSES_CODEGEN_CPU_PASSES_TD

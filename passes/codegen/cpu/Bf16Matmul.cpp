@@ -1,13 +1,17 @@
-//===- AmxMatmul.cpp - hkt-cpu-amx-matmul ---------------------------------===//
+//===- Bf16Matmul.cpp - hkt-cpu-amx-matmul, hkt-cpu-avx512bf16-matmul ----===//
 //
-// linalg.matmul on f32 buffers -> Intel AMX tiles: bf16 operands, f32
-// accumulation (tdpbf16ps), for hkt-compile --precision bf16 on the CPU.
-// The left operand is rounded to bf16 row by row, the right one into AMX's
-// pair-interleaved layout ([K/2, 2N]: row r holds B[2r, n] and B[2r + 1, n]
-// side by side), then 16 x 16 f32 accumulator tiles, 2 x 2 of them at once
-// where the shape allows (4 accumulators + 2 + 2 operand tiles: AMX's 8
-// tile registers), take the K dimension 32 at a time. Operands that a
-// parallel loop only reads are rounded once before it (Prerounded).
+// linalg.matmul on f32 buffers -> bf16 operands, f32 accumulation, for
+// hkt-compile --precision bf16 on the CPU. Both passes round the left
+// operand to bf16 row by row and the right one into the pair-interleaved
+// layout that both instruction sets read ([K/2, 2N]: row r holds B[2r, n]
+// and B[2r + 1, n] side by side); operands that a parallel loop only reads
+// are rounded once before it (Prerounded). Then:
+//  - hkt-cpu-amx-matmul (Intel AMX, tdpbf16ps): 16 x 16 f32 accumulator
+//    tiles, 2 x 2 of them at once where the shape allows (4 accumulators +
+//    2 + 2 operand tiles: AMX's 8 tile registers), K 32 at a time;
+//  - hkt-cpu-avx512bf16-matmul (AVX512-BF16, vdpbf16ps: Zen 4/5, Cooper
+//    Lake): a register tile of 8 rows x 2 vectors of 16 f32 accumulators,
+//    K two at a time (a row's pair broadcast, 16 column pairs loaded).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +26,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/Sequence.h"
@@ -32,6 +37,7 @@
 
 namespace mlir::hkt {
 #define GEN_PASS_DEF_HKTCPUAMXMATMULPASS
+#define GEN_PASS_DEF_HKTCPUAVX512BF16MATMULPASS
 #include "passes/codegen/cpu/Passes.h.inc"
 } // namespace mlir::hkt
 
@@ -46,6 +52,12 @@ constexpr int64_t kTile = 16, kStepK = 32, kLanes = 16;
 /// tiles cannot be loop-carried through MLIR 22's cf-to-llvm, which has no
 /// conversion for !amx.tile block arguments).
 constexpr int64_t kStepsPerChunk = 16;
+/// AVX512-BF16's register tile: accumulator rows x vectors of 16 columns
+/// (16 accumulators, 2 right-operand vectors and a broadcast of 32 zmm).
+constexpr int64_t kDotRows = 8, kDotVectors = 2;
+
+/// The instructions a pass multiplies with.
+enum class Bf16Kernel { Amx, Avx512Dot };
 
 /// A 2-D f32 buffer with contiguous rows and a static column count (`rows`
 /// may be ShapedType::kDynamic).
@@ -65,7 +77,8 @@ bool isRowMajorF32(Value v, int64_t &rows, int64_t &cols) {
 
 class Rewriter {
 public:
-  Rewriter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Rewriter(OpBuilder &b, Location loc, Bf16Kernel kernel = Bf16Kernel::Amx)
+      : b(b), loc(loc), kernel(kernel) {}
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, int64_t y) {
@@ -219,9 +232,77 @@ public:
     memref::DeallocOp::create(b, loc, c32);
   }
 
-  /// C[cRow + i, j] += A16[i, :] B16 for i < rows (A16 holds those rows).
+  /// C[cRow + i, j] += A16[i, :] B16 for i < rows (A16 holds those rows,
+  /// a multiple of 16; K a multiple of 32).
   void multiply(Value a16, Value b16, Value c, Value cRow, int64_t rows,
                 int64_t n, int64_t k) {
+    if (kernel == Bf16Kernel::Amx)
+      multiplyAmx(a16, b16, c, cRow, rows, n, k);
+    else
+      multiplyDot(a16, b16, c, cRow, rows, n, k);
+  }
+
+  /// multiply on AVX512-BF16: per register tile, the accumulators carried
+  /// through a loop over K's pairs, each step one vdpbf16ps per
+  /// accumulator (a row's pair A16[i, 2p:2p+2] broadcast as one 32-bit
+  /// value, times 16 column pairs of B16's row p).
+  void multiplyDot(Value a16, Value b16, Value c, Value cRow, int64_t rows,
+                   int64_t n, int64_t k) {
+    int64_t tr = std::gcd(rows, kDotRows);
+    int64_t tv = n % (kDotVectors * kLanes) == 0 ? kDotVectors : 1;
+    auto f32 = VectorType::get({kLanes}, b.getF32Type());
+    auto pairs = VectorType::get({2 * kLanes}, b.getBF16Type());
+    auto onePair = VectorType::get({2}, b.getBF16Type());
+    auto oneWord = VectorType::get({1}, b.getI32Type());
+    auto words = VectorType::get({kLanes}, b.getI32Type());
+    loop(rows, tr, [&](Value i) {
+      loop(n, kLanes * tv, [&](Value j) {
+        SmallVector<Value> cRows, cols, init;
+        for (int64_t x = 0; x < tr; ++x)
+          cRows.push_back(add(arith::AddIOp::create(b, loc, cRow, i), x));
+        for (int64_t y = 0; y < tv; ++y)
+          cols.push_back(add(j, y * kLanes));
+        for (int64_t x = 0; x < tr; ++x)
+          for (int64_t y = 0; y < tv; ++y)
+            init.push_back(vector::LoadOp::create(
+                b, loc, f32, c, ValueRange{cRows[x], cols[y]}));
+        auto forOp =
+            scf::ForOp::create(b, loc, index(0), index(k / 2), index(1), init);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(forOp.getBody());
+          Value p = forOp.getInductionVar();
+          SmallVector<Value> rhs, acc(forOp.getRegionIterArgs());
+          for (int64_t y = 0; y < tv; ++y)
+            rhs.push_back(vector::LoadOp::create(
+                b, loc, pairs, b16, ValueRange{p, mul(cols[y], 2)}));
+          Value col = mul(p, 2);
+          for (int64_t x = 0; x < tr; ++x) {
+            Value pair = vector::LoadOp::create(b, loc, onePair, a16,
+                                                ValueRange{add(i, x), col});
+            Value word = vector::ExtractOp::create(
+                b, loc, vector::BitCastOp::create(b, loc, oneWord, pair),
+                ArrayRef<int64_t>{0});
+            Value lhs = vector::BitCastOp::create(
+                b, loc, pairs,
+                vector::BroadcastOp::create(b, loc, words, word));
+            for (int64_t y = 0; y < tv; ++y)
+              acc[x * tv + y] = x86vector::DotBF16Op::create(
+                  b, loc, f32, acc[x * tv + y], lhs, rhs[y]);
+          }
+          scf::YieldOp::create(b, loc, acc);
+        }
+        for (int64_t x = 0; x < tr; ++x)
+          for (int64_t y = 0; y < tv; ++y)
+            vector::StoreOp::create(b, loc, forOp.getResult(x * tv + y), c,
+                                    ValueRange{cRows[x], cols[y]});
+      });
+    });
+  }
+
+  /// multiply on AMX tiles.
+  void multiplyAmx(Value a16, Value b16, Value c, Value cRow, int64_t rows,
+                   int64_t n, int64_t k) {
     int64_t ti = rows % (2 * kTile) == 0 ? 2 : 1;
     int64_t tj = n % (2 * kTile) == 0 ? 2 : 1;
     auto accType = amx::TileType::get({kTile, kTile}, b.getF32Type());
@@ -276,6 +357,7 @@ public:
 private:
   OpBuilder &b;
   Location loc;
+  Bf16Kernel kernel;
 };
 
 /// Whether `v` is even, as far as its definition shows: constants, products
@@ -499,9 +581,10 @@ private:
   DenseMap<std::tuple<Operation *, Value, unsigned>, Value> copies;
 };
 
-/// The matmul as AMX tiles, or failure (left as it is) where its shape or
-/// layout does not fit them.
-LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
+/// The matmul on bf16 operands (`kernel`'s instructions), or failure (left
+/// as it is) where its shape or layout does not fit them.
+LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded,
+                      Bf16Kernel kernel) {
   if (!op.hasPureBufferSemantics() ||
       op.getIndexingMapsArray() !=
           linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
@@ -513,10 +596,12 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
       !isRowMajorF32(c, m2, n2) || k != k2 || m != m2 || n != n2 ||
       ShapedType::isDynamic(k))
     return failure();
-  // K a whole number of chunks when it spans several; within one chunk, a
-  // K of 16 more than a whole number of steps is padded with zeros.
+  // AMX: K a whole number of chunks when it spans several; within one
+  // chunk, a K of 16 more than a whole number of steps is padded with zeros
+  // (the dot products take any K so padded).
   int64_t chunk = kStepK * kStepsPerChunk;
-  if (n % kTile || k % kLanes || (k > chunk && k % chunk))
+  if (n % kTile || k % kLanes ||
+      (kernel == Bf16Kernel::Amx && k > chunk && k % chunk))
     return failure();
   int64_t kp = llvm::alignTo(k, kStepK);
   Operation *parallel = op->getParentOfType<scf::ForallOp>();
@@ -529,7 +614,7 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
 
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Rewriter r(b, loc);
+  Rewriter r(b, loc, kernel);
   auto bf16 = b.getBF16Type();
   auto pairsType = MemRefType::get({kp / 2, 2 * n}, bf16);
   // Its bf16 copies on a thread's stack: a few tiles' worth, not a
@@ -604,14 +689,25 @@ LogicalResult rewrite(linalg::MatmulOp op, Prerounded &prerounded) {
   return success();
 }
 
+void rewriteAll(Operation *root, Bf16Kernel kernel) {
+  SmallVector<linalg::MatmulOp> matmuls;
+  root->walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+  Prerounded prerounded;
+  for (linalg::MatmulOp op : matmuls)
+    (void)rewrite(op, prerounded, kernel);
+}
+
 struct HktCpuAmxMatmulPass
     : hkt::impl::HktCpuAmxMatmulPassBase<HktCpuAmxMatmulPass> {
   void runOnOperation() override {
-    SmallVector<linalg::MatmulOp> matmuls;
-    getOperation()->walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
-    Prerounded prerounded;
-    for (linalg::MatmulOp op : matmuls)
-      (void)rewrite(op, prerounded);
+    rewriteAll(getOperation(), Bf16Kernel::Amx);
+  }
+};
+
+struct HktCpuAvx512Bf16MatmulPass
+    : hkt::impl::HktCpuAvx512Bf16MatmulPassBase<HktCpuAvx512Bf16MatmulPass> {
+  void runOnOperation() override {
+    rewriteAll(getOperation(), Bf16Kernel::Avx512Dot);
   }
 };
 
