@@ -56,9 +56,18 @@ func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<
 // CHECK: vector.transfer_write {{.*}} : vector<1x1x16xf32>, memref<4x8x16xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<4x8xf32>) outs(%{{.+}} : memref<4x8x16xf32>)
 // Row sums are reassociated (a tree of vector adds, not a chain of scalar
-// ones); row maxima need no flag.
+// ones); row maxima are halved by compare and select (x86's vmaxps) down to
+// one lane, which maximumf combines with the carried maximum.
 // CHECK: vector.reduction <add>, %{{.+}}, %{{.+}} fastmath<reassoc> : vector<16xf32> into f32
-// CHECK: vector.reduction <maximumf>, %{{.+}}, %{{.+}} : vector<16xf32> into f32
+// CHECK-NOT: vector.reduction <maximumf>
+// CHECK: %[[LO8:.+]] = vector.extract_strided_slice %[[ROW:.+]] {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK-NEXT: %[[HI8:.+]] = vector.extract_strided_slice %[[ROW]] {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK-NEXT: %[[GT8:.+]] = arith.cmpf ogt, %[[LO8]], %[[HI8]] : vector<8xf32>
+// CHECK-NEXT: %[[M8:.+]] = arith.select %[[GT8]], %[[LO8]], %[[HI8]] : vector<8xi1>, vector<8xf32>
+// CHECK-COUNT-3: arith.select %{{.+}}, %{{.+}}, %{{.+}} : vector<{{[421]}}xi1>, vector<{{[421]}}xf32>
+// CHECK-NEXT: %[[M1:.+]] = vector.extract %{{.+}}[0] : f32 from vector<1xf32>
+// CHECK-NEXT: arith.maximumf %[[M1]], %{{.+}} : f32
+// CHECK-NOT: vector.reduction <maximumf>
 func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4x8xf32>, %a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>, %p: memref<8x16xf32>, %sums: memref<8xf32>, %maxs: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
