@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Time PyTorch eager training of SPEC's classifier (the peer of `hkt-run
-train`): the same model, batch and length, AdamW, with PyTorch's own BLAS.
+"""Time PyTorch training of SPEC's classifier (the peer of `hkt-run train`):
+the same model, batch and length, AdamW, with PyTorch's own BLAS; eager, or
+with --compile the loss and its backward through `torch.compile` (Inductor's
+C++ kernels on the CPU; the compile happens in the warm-up step, not timed).
 
 The model is SPEC's (embedding + positions, pre-norm HKT layers with a GELU
 feed-forward, final LayerNorm, mean over the valid positions, linear head,
@@ -14,7 +16,7 @@ Usage (PyTorch is not a dependency of this project; docs/performance.md
 says how it was installed):
 
   /opt/torch-venv/bin/python scripts/torch_train.py --config MODEL.json \
-      --batch 32 --steps 10 --threads 2 [--lr 1e-3]
+      --batch 32 --steps 10 --threads 2 [--lr 1e-3] [--compile]
 
 It also says whether every step's loss was finite (losses_finite) and the
 largest loss: at a high --lr, whether float32 PyTorch stays finite where
@@ -103,12 +105,19 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lr", type=float, default=1e-3,
                     help="AdamW learning rate (hkt-run train --lr)")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the loss (forward and backward; "
+                    "AdamW's step stays eager)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     with open(args.config) as f:
         cfg = json.load(f)
     p = make_params(cfg)
     opt = torch.optim.AdamW(leaves(p), lr=args.lr, weight_decay=0.01)
+    loss_of = loss_fn
+    if args.compile:
+        # Shapes never change (lengths are values): one compile.
+        loss_of = torch.compile(loss_fn, dynamic=False)
     g = torch.Generator().manual_seed(1)
     B, T = args.batch, cfg["max_len"]
     times, losses = [], []
@@ -120,14 +129,15 @@ def main():
         labels = torch.randint(0, cfg["classes"], (B,), generator=g)
         start = time.perf_counter()
         opt.zero_grad()
-        loss = loss_fn(p, cfg, tokens, labels)
+        loss = loss_of(p, cfg, tokens, labels)
         loss.backward()
         opt.step()
         losses.append(loss.item())
         if step > 0:  # the first step warms up
             times.append(time.perf_counter() - start)
     median = statistics.median(times)
-    print(json.dumps({"peer": "pytorch eager", "torch": torch.__version__,
+    peer = "pytorch torch.compile" if args.compile else "pytorch eager"
+    print(json.dumps({"peer": peer, "torch": torch.__version__,
                       "threads": args.threads, "batch": B, "T": T,
                       "median_step_ms": 1e3 * median,
                       "examples_per_s": B / median,

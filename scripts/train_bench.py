@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Training speed: examples per second of the compiled train step (hkt-run
 train) for the models of scripts/experiment.sh, against PyTorch eager
-training of the same model (scripts/torch_train.py), on the same machine,
-batch and length. Prints a markdown table. Interleaved: every model is run
+training of the same model (scripts/torch_train.py) and, with
+--torch-compile, its torch.compile training, on the same machine, batch and
+length. Prints a markdown table. Interleaved: every model is run
 `--rounds` times in turn and the best of its rounds is kept (the machine is
 shared and noisy).
 
-  /usr/bin/python3 scripts/train_bench.py experiment [--torch /opt/torch-venv/bin/python]
+  /usr/bin/python3 scripts/train_bench.py experiment [--torch /opt/torch-venv/bin/python [--torch-compile]]
 """
 import argparse
 import glob
@@ -28,11 +29,11 @@ def ours(hkt_run, module, task, batch, steps, threads, ckpt):
     return json.loads(out.strip().splitlines()[-1])["examples_per_s"]
 
 
-def torch(python, config, batch, steps, threads):
+def torch(python, config, batch, steps, threads, compile=False):
     out = subprocess.run(
         [python, os.path.join(ROOT, "scripts", "torch_train.py"), "--config",
          config, "--batch", str(batch), "--steps", str(steps), "--threads",
-         str(threads)],
+         str(threads)] + (["--compile"] if compile else []),
         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -42,6 +43,8 @@ def main():
     ap.add_argument("dir", help="scripts/experiment.sh's directory")
     ap.add_argument("--hkt-run", default=os.path.join(ROOT, "build", "bin", "hkt-run"))
     ap.add_argument("--torch", help="a python with PyTorch (optional)")
+    ap.add_argument("--torch-compile", action="store_true",
+                    help="also time torch.compile training (PyTorch 2.x)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--torch-steps", type=int, default=4)
@@ -62,14 +65,21 @@ def main():
                 r = ours(args.hkt_run, mod, task, args.batch, args.steps,
                          args.threads, os.path.join(tmp, "c.safetensors"))
                 best[(task, model)] = max(best.get((task, model), 0), r)
-    peers = {}
+    peers, compiled = {}, {}
     if args.torch:
         for task, model, cfg, _ in runs:
             peers[(task, model)] = torch(args.torch, cfg, args.batch,
                                          args.torch_steps, args.threads)
+            if args.torch_compile:
+                compiled[(task, model)] = torch(
+                    args.torch, cfg, args.batch, args.torch_steps,
+                    args.threads, compile=True)
     print("| task | model | T | hkt-run train (examples/s) | step time / HKT's |"
-          + (" PyTorch eager (examples/s) | ours / PyTorch |" if peers else ""))
-    print("|---|---|---:|---:|---:|" + ("---:|---:|" if peers else ""))
+          + (" PyTorch eager (examples/s) | ours / PyTorch |" if peers else "")
+          + (" torch.compile (examples/s) | ours / torch.compile |"
+             if compiled else ""))
+    print("|---|---|---:|---:|---:|" + ("---:|---:|" if peers else "")
+          + ("---:|---:|" if compiled else ""))
     for task, model, cfg, _ in runs:
         T = json.load(open(cfg))["max_len"]
         rate = best[(task, model)]
@@ -78,11 +88,15 @@ def main():
         if peers:
             p = peers[(task, model)]["examples_per_s"]
             line += " %.2f | %.1fx |" % (p, rate / p)
+        if compiled:
+            c = compiled[(task, model)]["examples_per_s"]
+            line += " %.2f | %.1fx |" % (c, rate / c)
         print(line)
     if peers:
         p = next(iter(peers.values()))
         print("\nPyTorch %s, %d threads, batch %d; ours best of %d rounds of %d "
-              "steps, PyTorch the median of %d steps." % (
+              "steps, PyTorch the median of %d steps (torch.compile's after "
+              "its compiling warm-up step)." % (
                   p["torch"], args.threads, args.batch, args.rounds, args.steps,
                   args.torch_steps))
     return 0
