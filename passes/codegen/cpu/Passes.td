@@ -104,7 +104,11 @@ def HktCpuCodegenPass : Pass<"hkt-cpu-codegen", "::mlir::ModuleOp"> {
       views), then `@hkt_lower_vectors`: the outer-product contraction
       lowering, transfers lowered to 1-D.
 
-    Then exp becomes a polynomial and vector add reductions are reassociated.
+    Then exp becomes a polynomial, vector add reductions are reassociated,
+    and maximumf reductions (the softmax's row maxima) become halvings by
+    `arith.cmpf ogt` + `arith.select` (x86's vmaxps) with the accumulator
+    combined by maximumf: a NaN score may be left out of the maximum, but
+    exp and the row sum still carry it into the row's output.
 
     Before:
 
