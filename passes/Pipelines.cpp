@@ -142,6 +142,7 @@ void mlir::hkt::buildHktCpuFusedPipeline(OpPassManager &pm,
   codegen.regVectors = options.registerVectors;
   pm.addPass(createHktCpuCodegenPass(codegen));
   pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createHktCpuLoopBuffersToStackPass());
   addLowerToLLVM(pm, /*openmp=*/true);
 }
 

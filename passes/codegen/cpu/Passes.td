@@ -307,4 +307,51 @@ def HktCpuAvx512Bf16MatmulPass : Pass<"hkt-cpu-avx512bf16-matmul"> {
                            "::mlir::x86vector::X86VectorDialect"];
 }
 
+def HktCpuLoopBuffersToStackPass : Pass<"hkt-cpu-loop-buffers-to-stack"> {
+  let summary = "Buffers allocated and freed in each iteration of a sequential loop inside a parallel one -> one stack buffer per parallel iteration";
+  let description = [{
+    A `memref.alloc` of static shape (no layout) inside an `scf.for` or
+    `scf.while` that runs in the body of an `scf.parallel` or `scf.forall`,
+    freed by one `memref.dealloc` in its own block, lives within one
+    iteration of the loops around it: every iteration can take the same
+    memory. It becomes a `memref.alloca` at the start of the parallel body,
+    and its dealloc goes; up to 256 KiB of them per parallel body (OpenMP
+    workers have stacks of a few MiB); the rest stay on the heap.
+    `convert-scf-to-openmp` gives each parallel iteration an alloca scope,
+    which frees the stack buffers. In the fused pipeline that is the
+    attention's score tile and row statistics: three mallocs and frees per
+    key tile before (~1-2% of the layer's samples in `malloc` / `_int_free`).
+    Runs after `hkt-cpu-codegen` and `scf.forall` -> `scf.parallel`.
+
+    Upstream's `promote-buffers-to-stack` puts the alloca where the alloc
+    was, inside the sequential loop, where the stack would grow on every
+    iteration; `buffer-loop-hoisting` would lift it out of the parallel loop
+    too, into memory the threads share.
+
+    Before:
+
+    ```mlir
+    scf.parallel (%q) = (%c0) to (%c64) step (%c1) {
+      scf.for %k = %c0 to %c64 step %c1 {
+        %s = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+        ...
+        memref.dealloc %s : memref<64x64xf32>
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    scf.parallel (%q) = (%c0) to (%c64) step (%c1) {
+      %s = memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+      scf.for %k = %c0 to %c64 step %c1 {
+        ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // HKT_PASSES_CODEGEN_CPU_PASSES_TD
