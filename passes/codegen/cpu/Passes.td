@@ -222,7 +222,11 @@ def HktCpuAmxMatmulPass : Pass<"hkt-cpu-amx-matmul"> {
     projection) rounds its right operand once into a heap buffer and its
     rows in parallel blocks of 64 (`scf.forall`), the rows past the last
     whole block (M not a multiple of it, or known at run time only) through
-    a zero-padded block of their own. Other matmuls (other shapes,
+    a zero-padded block of their own. A matmul in a parallel loop whose C
+    a `linalg.fill` of +0.0 has just written (an attention tile's scores)
+    starts its accumulators with `amx.tile_zero` and the fill goes (a whole
+    matmul keeps its fill: dropping it there measured HKT slower, within the
+    noise). Other matmuls (other shapes,
     transposed maps, dynamic K or N) stay f32. Runs after bufferization and
     before `hkt-cpu-codegen`, which then vectorises what is left.
 
@@ -277,7 +281,9 @@ def HktCpuAvx512Bf16MatmulPass : Pass<"hkt-cpu-avx512bf16-matmul"> {
     over K's pairs and stored once; each step broadcasts a row's pair
     `A[i, 2p:2p+2]` as one 32-bit value and loads 16 column pairs of the
     right operand's pair row p. K needs no chunking here (any multiple of
-    16). Runs after bufferization and before `hkt-cpu-codegen`.
+    16). A zero-filled C in a parallel loop starts from zero vectors, its
+    fill dropped, as in `hkt-cpu-amx-matmul`. Runs after bufferization and
+    before `hkt-cpu-codegen`.
 
     After (abridged):
 

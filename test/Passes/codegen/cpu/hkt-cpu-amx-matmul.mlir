@@ -181,3 +181,73 @@ func.func @unchanged(%b: memref<64x64xf32>, %a8: memref<8x64xf32>, %c8: memref<8
   %r = linalg.matmul ins(%t, %t : tensor<64x64xf32>, tensor<64x64xf32>) outs(%t : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// C zero-filled just before the matmul (an attention tile's scores): the
+// accumulators start as amx.tile_zero, nothing loads C, the fill goes. A
+// fill of another value, or of another buffer, stays and C is loaded.
+// CHECK-LABEL: func.func @from_zero
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall
+// CHECK-COUNT-4: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT: into !amx.tile<16x16xf32>
+// CHECK: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store %[[S:.+]][
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[ONES:.+]] : memref<64x64xf32>)
+// CHECK-NOT: amx.tile_zero
+// CHECK: amx.tile_load %[[ONES]]{{.+}} into !amx.tile<16x16xf32>
+func.func @from_zero(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<2x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  scf.forall (%t) in (2) {
+    %s = memref.alloca() : memref<64x64xf32>
+    linalg.fill ins(%zero : f32) outs(%s : memref<64x64xf32>)
+    linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%s : memref<64x64xf32>)
+    %ones = memref.alloca() : memref<64x64xf32>
+    linalg.fill ins(%one : f32) outs(%ones : memref<64x64xf32>)
+    linalg.matmul ins(%s, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%ones : memref<64x64xf32>)
+    %ct = memref.subview %c[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %ones, %ct : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+  }
+  return
+}
+
+// -----
+
+// Zero-filled with K in two chunks (in a parallel loop): the first chunk
+// starts from zeros, the second from what the first stored.
+// CHECK-LABEL: func.func @from_zero_chunks
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall
+// CHECK: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT: into !amx.tile<16x16xf32>
+// CHECK-COUNT-16: amx.tile_mulf
+// CHECK: amx.tile_store
+// CHECK: scf.for %{{.+}} = %c512 to %c1024 step %c512
+// CHECK-NEXT: amx.tile_load {{.+}} into !amx.tile<16x16xf32>
+// CHECK-NOT: amx.tile_zero
+func.func @from_zero_chunks(%a: memref<16x1024xf32>, %b: memref<1024x16xf32>, %c: memref<2x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%t) in (2) {
+    %ct = memref.subview %c[%t, 0, 0] [1, 16, 16] [1, 1, 1] : memref<2x16x16xf32> to memref<16x16xf32, strided<[16, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ct : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+    linalg.matmul ins(%a, %b : memref<16x1024xf32>, memref<1024x16xf32>) outs(%ct : memref<16x16xf32, strided<[16, 1], offset: ?>>)
+  }
+  return
+}
+
+// -----
+
+// A whole matmul (a projection) keeps its zero fill and loads C (see the
+// pass: dropping it there was not shown to help).
+// CHECK-LABEL: func.func @projection_fill_kept
+// CHECK: linalg.fill
+// CHECK-NOT: amx.tile_zero
+// CHECK: amx.tile_load {{.+}} into !amx.tile<16x16xf32>
+func.func @projection_fill_kept(%a: memref<64x64xf32>, %b: memref<64x32xf32>, %c: memref<64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x32xf32>)
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x32xf32>) outs(%c : memref<64x32xf32>)
+  return
+}

@@ -108,3 +108,30 @@ func.func @unchanged(%b: memref<64x64xf32>, %a8: memref<8x64xf32>, %c8: memref<8
   %r = linalg.matmul ins(%t, %t : tensor<64x64xf32>, tensor<64x64xf32>) outs(%t : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// C zero-filled just before the matmul: the accumulators start as zero
+// vectors, nothing loads C, the fill goes; a fill of 1.0 stays, C loaded.
+// CHECK-LABEL: func.func @from_zero
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ZERO]], {{.+}} = %[[ZERO]]
+// CHECK: linalg.fill
+// CHECK-COUNT-16: vector.load %{{.+}} : memref<64x64xf32>, vector<16xf32>
+// CHECK: scf.for {{.+}} iter_args
+func.func @from_zero(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<2x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  scf.forall (%t) in (2) {
+    %s = memref.alloca() : memref<64x64xf32>
+    linalg.fill ins(%zero : f32) outs(%s : memref<64x64xf32>)
+    linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%s : memref<64x64xf32>)
+    %ones = memref.alloca() : memref<64x64xf32>
+    linalg.fill ins(%one : f32) outs(%ones : memref<64x64xf32>)
+    linalg.matmul ins(%s, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%ones : memref<64x64xf32>)
+    %ct = memref.subview %c[%t, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %ones, %ct : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+  }
+  return
+}
