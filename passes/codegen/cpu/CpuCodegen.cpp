@@ -634,14 +634,15 @@ struct HktCpuCodegenPass
         op.setFastmath(op.getFastmath() | arith::FastMathFlags::reassoc);
     });
 
-    // The softmax row maxima: halvings of the vector by compare and select
-    // (one vmaxps / vmaxss each: x86's max is exactly `a > b ? a : b`)
+    // The maxima reductions (a softmax's or a log-sum-exp's row maximum:
+    // the attention's, the loss's): halvings of the vector by compare and
+    // select (one vmaxps / vmaxss each: x86's max is exactly `a > b ? a : b`)
     // instead of maximumf's NaN-propagating reduction, which LLVM expands
     // to ~4 instructions a halving and a scalar chain at the end (~50 a
     // 64-wide row, ~10% of the f32 attention loop). A NaN among the scores
     // may be left out of the row's maximum; it still reaches the row's
-    // output through exp(S - m) and the row sum, so the output is NaN
-    // either way. The carried value is combined by maximumf, as before.
+    // output (or log-sum-exp) through exp(S - m) and the row sum, so that
+    // is NaN either way. The carried value is combined by maximumf.
     SmallVector<vector::ReductionOp> maxima;
     module.walk([&](vector::ReductionOp op) {
       if (op.getKind() == vector::CombiningKind::MAXIMUMF)
