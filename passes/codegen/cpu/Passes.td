@@ -331,8 +331,10 @@ def HktCpuLoopBuffersToStackPass : Pass<"hkt-cpu-loop-buffers-to-stack"> {
 
     Upstream's `promote-buffers-to-stack` puts the alloca where the alloc
     was, inside the sequential loop, where the stack would grow on every
-    iteration; `buffer-loop-hoisting` would lift it out of the parallel loop
-    too, into memory the threads share.
+    iteration. `buffer-loop-hoisting` (which stops at `scf.forall`) must run
+    before the deallocations are placed; tried right after one-shot
+    bufferization in this pipeline, it left these buffers in the key loop,
+    and it would keep them on the heap.
 
     Before:
 
