@@ -102,6 +102,5 @@ mlir::hkt::createCpuTarget(StringRef cpu, StringRef extraFeatures) {
 }
 
 bool mlir::hkt::usesAmx(const CpuTarget &target) {
-  return llvm::is_contained(target.features, "amx-tile") &&
-         llvm::is_contained(target.features, "amx-bf16");
+  return ::hkt::runtime::amxBf16Among(target.features);
 }

@@ -54,8 +54,9 @@ struct CpuTarget {
 };
 
 /// Whether --precision bf16's matmuls run on AMX tiles for `target` (it has
-/// amx-tile and amx-bf16), rather than on AVX512-BF16's dot products. The
-/// runtime makes the same choice from the manifest's features.
+/// amx-tile and amx-bf16), rather than on AVX512-BF16's dot products: the
+/// runtime's rule (amxBf16Among), which reads the choice back from the
+/// manifest's features.
 bool usesAmx(const CpuTarget &target);
 
 /// Creates the target machine for `cpu`: "native" means this machine's CPU

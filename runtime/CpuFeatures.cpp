@@ -7,6 +7,7 @@
 #include "runtime/CpuFeatures.h"
 #include "runtime/Manifest.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -155,6 +156,14 @@ hkt::runtime::missingCpuFeatures(const std::vector<std::string> &features,
       missing.push_back(f);
   }
   return missing;
+}
+
+bool hkt::runtime::amxBf16Among(const std::vector<std::string> &llvmFeatures) {
+  auto has = [&](const char *f) {
+    return std::find(llvmFeatures.begin(), llvmFeatures.end(), f) !=
+           llvmFeatures.end();
+  };
+  return has("amx-tile") && has("amx-bf16");
 }
 
 Status hkt::runtime::checkCpuFeatures(const Manifest &manifest,

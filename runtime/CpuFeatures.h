@@ -49,6 +49,12 @@ missingCpuFeatures(const std::vector<std::string> &features,
 /// Refuses a module (in directory `moduleDir`) whose manifest needs CPU
 /// features missing from `hostFlags`, naming them and the CPU it was
 /// compiled for.
+/// Whether LLVM features `llvmFeatures` allow bf16 matmuls on AMX tiles
+/// (amx-tile and amx-bf16): the one rule by which hkt-compile chooses AMX
+/// over AVX512-BF16 for --precision bf16 and the runtime reads the choice
+/// back from a manifest (TargetSpec::usesAmx).
+bool amxBf16Among(const std::vector<std::string> &llvmFeatures);
+
 Status checkCpuFeatures(const Manifest &manifest, const std::string &moduleDir,
                         const std::set<std::string> &hostFlags);
 

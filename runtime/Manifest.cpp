@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Manifest.h"
+#include "runtime/CpuFeatures.h"
 #include "runtime/FileIO.h"
 #include "runtime/Internal.h"
 
@@ -566,6 +567,11 @@ const EntrySpec *Manifest::findEntry(const std::string &name) const {
     if (e.name == name)
       return &e;
   return nullptr;
+}
+
+bool TargetSpec::usesAmx() const {
+  return kind == TargetKind::Cpu && precision == "bf16" &&
+         amxBf16Among(features);
 }
 
 std::string Manifest::entryNames() const {

@@ -20,7 +20,6 @@
 #include "runtime/Status.h"
 #include "runtime/Tensor.h"
 
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -150,13 +149,7 @@ struct TargetSpec {
   std::string precision = "f32";
 
   /// Whether the matmuls run on AMX tiles (see `precision`).
-  bool usesAmx() const {
-    auto has = [&](const char *f) {
-      return std::find(features.begin(), features.end(), f) != features.end();
-    };
-    return kind == TargetKind::Cpu && precision == "bf16" && has("amx-tile") &&
-           has("amx-bf16");
-  }
+  bool usesAmx() const;
 };
 
 /// A data-parallel module (the optional key "data_parallel"): its train

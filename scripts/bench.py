@@ -188,6 +188,7 @@ class Bench:
         self.run_tool = os.path.join(args.build, "bin", "hkt-run")
         # What the first fused module was compiled for (its manifest).
         self.compiled_for = None
+        self.target = None  # the first fused module's manifest target
         for tool in (self.compile_tool, self.run_tool):
             if not os.access(tool, os.X_OK):
                 sys.exit("bench.py: error: %s not found (build it, or give "
@@ -251,6 +252,7 @@ class Bench:
                        "-o", out] + extra_compile, "hkt-compile, " + label)
         if self.compiled_for is None and pipeline == a.fused_pipeline:
             self.compiled_for = compiled_for(out)
+            self.target = module_target(out)
         n = a.repeat if t < LARGE_T else min(a.repeat, LARGE_REPEAT)
         stdout = self.call([self.run_tool, out, "--random", "1", "--threads",
                             str(a.threads), "--bench", str(n), "--quiet"]
@@ -308,6 +310,15 @@ def compiled_for(module):
         return "unknown (%s)" % e
 
 
+def module_target(module):
+    """A module's manifest target, or None where it cannot be read."""
+    try:
+        with open(os.path.join(module, "manifest.json")) as f:
+            return json.load(f)["target"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def uses_amx(target):
     """Whether a bf16 module's matmuls run on AMX tiles (hkt-compile's
     choice, as the runtime reads it: features amx-tile and amx-bf16), not on
@@ -350,8 +361,8 @@ def fma_peak(threads, workdir):
 
 
 def bf16_peak(threads, workdir, isa):
-    """bf16 peak of `threads` cores on `isa` ("amx", "avx512bf16", or None:
-    AMX where it runs, else AVX512-BF16), measured: scripts/bf16_peak.c, one
+    """bf16 peak of `threads` cores on `isa` ("amx" or "avx512bf16"),
+    measured: scripts/bf16_peak.c, one
     copy per thread at once. Returns (GFLOP/s, kernel label), or None where
     it cannot be built or run."""
     exe = os.path.join(workdir, "bf16_peak")
@@ -359,7 +370,7 @@ def bf16_peak(threads, workdir, isa):
     try:
         subprocess.run(["cc", "-O2", src, "-o", exe],
                        check=True, capture_output=True, timeout=60)
-        cmd = [exe] + (["--isa", isa] if isa else [])
+        cmd = [exe, "--isa", isa]
         procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
                                   stderr=subprocess.DEVNULL)
                  for _ in range(threads)]
@@ -401,13 +412,6 @@ def main(argv):
     rows = []
     with tempfile.TemporaryDirectory(prefix="hkt-bench-") as workdir:
         peak_before = fma_peak(args.threads, workdir)
-        # The instructions hkt-compile will choose: AMX unless the host
-        # lacks it or --cpu-features takes it away.
-        no_amx = any(f.strip() in ("-amx-tile", "-amx-bf16")
-                     for f in (args.cpu_features or "").split(","))
-        bf16_before = (bf16_peak(args.threads, workdir,
-                                 "avx512bf16" if no_amx else None)
-                       if args.precision == "bf16" else None)
         bench = Bench(args, workdir)
         for t in args.sizes:
             for causal in causals:
@@ -475,6 +479,13 @@ def main(argv):
                 ])
         # Again at the end: on a shared machine the two may differ.
         peak_after = fma_peak(args.threads, workdir)
+        # The ceiling of the instructions the modules' matmuls use, as their
+        # manifest says (hkt-compile's choice).
+        bf16_after = None
+        if args.precision == "bf16" and bench.target:
+            bf16_after = bf16_peak(
+                args.threads, workdir,
+                "amx" if uses_amx(bench.target) else "avx512bf16")
 
     cpu = "unknown"
     try:
@@ -498,11 +509,11 @@ def main(argv):
             "not measured (scripts/fma_peak.c did not build or run)"
             for p in (peak_before, peak_after))),
     ] + ([
-        "bf16 peak, measured (scripts/bf16_peak.c, %d threads) before the "
-        "table: %s" % (args.threads, "%.1f GFLOP/s (%s)" % bf16_before
-                       if bf16_before
-                       else "not measured (scripts/bf16_peak.c did not build "
-                       "or run)")] if args.precision == "bf16" else []) + [
+        "bf16 peak of the modules' matmul instructions, measured "
+        "(scripts/bf16_peak.c, %d threads) after the table: %s"
+        % (args.threads, "%.1f GFLOP/s (%s)" % bf16_after if bf16_after
+           else "not measured (no module, or scripts/bf16_peak.c did not "
+           "build or run)")] if args.precision == "bf16" else []) + [
         "layer: B=%d D=%d H=%d (d=%d) L=%d stride=%d kernel=%d conv_kernel=%d f32%s; "
         "MHA: L=1, hybrid=false" % (args.batch, args.dim, args.heads, d,
                                     args.levels, STRIDE, KERNEL, CONV_KERNEL,

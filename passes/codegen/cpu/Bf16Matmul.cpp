@@ -98,8 +98,9 @@ public:
   }
 
   /// Whether C holds zeros before the products (a linalg.fill of +0.0 just
-  /// before the matmul, which the rewrite then drops): the accumulators
-  /// start at zero instead of being loaded.
+  /// before a matmul in a parallel loop, which the rewrite then drops): the
+  /// accumulators start at zero instead of being loaded. (Never for a whole
+  /// matmul, so lastRows always copies C in.)
   bool fromZero = false;
 
   /// for (iv = 0; iv < n; iv += step) body(iv)
@@ -223,13 +224,12 @@ public:
                                 arith::TruncFOp::create(b, loc, bf16Vector, v),
                                 a16, ValueRange{i, col});
       });
-      if (!fromZero)
-        loop(n, kLanes, [&](Value col) {
-          vector::StoreOp::create(b, loc,
-                                  vector::LoadOp::create(b, loc, f32Vector, c,
-                                                         ValueRange{row, col}),
-                                  c32, ValueRange{i, col});
-        });
+      loop(n, kLanes, [&](Value col) {
+        vector::StoreOp::create(
+            b, loc,
+            vector::LoadOp::create(b, loc, f32Vector, c, ValueRange{row, col}),
+            c32, ValueRange{i, col});
+      });
     });
     multiply(a16, b16, c32, index(0), block, n, kp);
     eachRow([&](Value i, Value row) {
@@ -274,15 +274,17 @@ public:
           cRows.push_back(add(arith::AddIOp::create(b, loc, cRow, i), x));
         for (int64_t y = 0; y < tv; ++y)
           cols.push_back(add(j, y * kLanes));
-        Value zero = arith::ConstantOp::create(
-            b, loc, f32, DenseElementsAttr::get(f32, b.getF32FloatAttr(0)));
+        Value zero;
+        if (fromZero)
+          zero = arith::ConstantOp::create(
+              b, loc, f32, DenseElementsAttr::get(f32, b.getF32FloatAttr(0)));
         for (int64_t x = 0; x < tr; ++x)
           for (int64_t y = 0; y < tv; ++y)
             init.push_back(
-                fromZero ? zero
-                         : vector::LoadOp::create(b, loc, f32, c,
-                                                  ValueRange{cRows[x], cols[y]})
-                               .getResult());
+                zero ? zero
+                     : vector::LoadOp::create(b, loc, f32, c,
+                                              ValueRange{cRows[x], cols[y]})
+                           .getResult());
         auto forOp =
             scf::ForOp::create(b, loc, index(0), index(k / 2), index(1), init);
         {
