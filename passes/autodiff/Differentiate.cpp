@@ -184,13 +184,165 @@ struct GradientMap {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (inserted)
       return;
+    Value acc = it->second;
+    if (Value sum = accumulateInPlace(v, acc, g)) {
+      it->second = sum;
+      return;
+    }
     Value sum = emptyLike(b, loc, v);
-    it->second =
-        linalg::AddOp::create(b, loc, v.getType(), ValueRange{it->second, g},
-                              ValueRange{sum})
-            .getResult(0);
+    it->second = linalg::AddOp::create(b, loc, v.getType(), ValueRange{acc, g},
+                                       ValueRange{sum})
+                     .getResult(0);
   }
 
+private:
+  /// `acc + g` without a whole-tensor add, where the adjoints' forms allow
+  /// (null otherwise). A gradient that reaches a value by several paths
+  /// (dX through Q, K and V; a stacked weight through each level's slice)
+  /// would otherwise be one zero fill and one add of the whole tensor per
+  /// path: at T = 1024, D = 512, 20 of the layer gradient's 82 MiB of
+  /// fills and all but 2 of its 22 MiB of adds (docs/performance.md, "the
+  /// gradient's sums in place"):
+  /// - g = A B into zeros (a fresh matmul): the matmul accumulates into acc;
+  /// - g = y inserted into zeros: y is added to acc's slice only, or just
+  ///   inserted where acc is zeros there (slices of a stacked weight);
+  /// - acc = x inserted into zeros: the same with the roles swapped.
+  /// Both are fresh values of the reverse sweep; an adjoint may have given
+  /// the same one to several operands (linalg.add's), so one that another
+  /// gradient holds is left as it is.
+  Value accumulateInPlace(Value v, Value acc, Value g) {
+    if (!g.use_empty() || heldByAnother(g, Value()))
+      return Value();
+    // The matmul's product, possibly given a unit batch dimension.
+    auto expand = g.getDefiningOp<tensor::ExpandShapeOp>();
+    Value product = expand ? expand.getSrc() : g;
+    auto mm = product.getDefiningOp<linalg::MatmulOp>();
+    if (mm && (!expand || product.hasOneUse())) {
+      Value init = mm.getDpsInits()[0];
+      if (isZeroFill(init) && init.hasOneUse() && dominates(acc, mm)) {
+        Operation *fill = init.getDefiningOp();
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(mm);
+        Value into = acc;
+        if (expand)
+          into =
+              tensor::CollapseShapeOp::create(b, loc, expand.getSrcType(), acc,
+                                              expand.getReassociationIndices());
+        mm.getDpsInitsMutable()[0].assign(into);
+        eraseIfDead(fill);
+        return g;
+      }
+    }
+    if (auto slice = sliceOfZeros(g)) {
+      Value sum = addSlice(acc, slice);
+      eraseIfDead(slice);
+      return sum;
+    }
+    if (auto slice = sliceOfZeros(acc);
+        slice && acc.use_empty() && !heldByAnother(acc, v)) {
+      Value sum = addSlice(g, slice);
+      eraseIfDead(slice);
+      return sum;
+    }
+    return Value();
+  }
+
+  /// True when the gradient of a value other than `self` is `x`.
+  bool heldByAnother(Value x, Value self) const {
+    return llvm::any_of(grads, [&](const auto &entry) {
+      return entry.second == x && entry.first != self;
+    });
+  }
+
+  /// `x` inserted into a zero fill, if `v` is that.
+  static tensor::InsertSliceOp sliceOfZeros(Value v) {
+    auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
+    if (!insert || !isZeroFill(insert.getDest()))
+      return nullptr;
+    return insert;
+  }
+
+  /// `acc` plus `slice`'s source at its place: the source inserted as it is
+  /// where acc is a chain of insertions into zeros that leaves that place
+  /// zero, else added to acc's slice there.
+  Value addSlice(Value acc, tensor::InsertSliceOp slice) {
+    Value x = slice.getSource();
+    if (!zerosAt(acc, slice)) {
+      Value part = tensor::ExtractSliceOp::create(
+          b, loc, slice.getSourceType(), acc, slice.getMixedOffsets(),
+          slice.getMixedSizes(), slice.getMixedStrides());
+      // Into the slice itself: an elementwise op bufferizes in place there.
+      x = linalg::AddOp::create(b, loc, x.getType(), ValueRange{part, x},
+                                ValueRange{part})
+              .getResult(0);
+    }
+    return tensor::InsertSliceOp::create(
+               b, loc, x, acc, slice.getMixedOffsets(), slice.getMixedSizes(),
+               slice.getMixedStrides())
+        .getResult();
+  }
+
+  /// True when `acc` is zeros wherever `slice` writes: insertions into a
+  /// zero fill, each at static places disjoint from the slice's.
+  static bool zerosAt(Value acc, tensor::InsertSliceOp slice) {
+    while (true) {
+      if (isZeroFill(acc))
+        return true;
+      auto insert = acc.getDefiningOp<tensor::InsertSliceOp>();
+      if (!insert || !disjoint(insert, slice))
+        return false;
+      acc = insert.getDest();
+    }
+  }
+
+  /// True when two unit-stride slices of the same shape provably do not
+  /// overlap: along some dimension their static ranges are apart.
+  static bool disjoint(tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
+    if (a.getDestType() != b.getDestType() || !a.hasUnitStride() ||
+        !b.hasUnitStride())
+      return false;
+    for (auto [oa, sa, ob, sb] :
+         llvm::zip(a.getStaticOffsets(), a.getStaticSizes(),
+                   b.getStaticOffsets(), b.getStaticSizes())) {
+      if (ShapedType::isDynamic(oa) || ShapedType::isDynamic(sa) ||
+          ShapedType::isDynamic(ob) || ShapedType::isDynamic(sb))
+        continue;
+      if (oa + sa <= ob || ob + sb <= oa)
+        return true;
+    }
+    return false;
+  }
+
+  static bool isZeroFill(Value v) {
+    auto fill = v.getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return false;
+    auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+    return f && f.getValue().isZero();
+  }
+
+  /// `v` is available at `op` (a block argument, or defined before it).
+  static bool dominates(Value v, Operation *op) {
+    Operation *def = v.getDefiningOp();
+    return !def ||
+           (def->getBlock() == op->getBlock() && def->isBeforeInBlock(op));
+  }
+
+  /// Erases `op` and then its operands' producers that it leaves unused.
+  static void eraseIfDead(Operation *op) {
+    if (!op || !op->use_empty() || !isOpTriviallyDead(op))
+      return;
+    SmallVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        producers.push_back(def);
+    op->erase();
+    for (Operation *def : producers)
+      eraseIfDead(def);
+  }
+
+public:
   /// The gradients of `op`'s operands from those of its results, through
   /// its AdjointOpInterface; nothing if no gradient reached it.
   LogicalResult propagate(Operation *op) {

@@ -170,6 +170,56 @@ func.func @twice(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
 
 // -----
 
+// A gradient reaching a value by several paths is summed without a
+// whole-tensor add where the adjoints allow: dX = dY1 W1^T + dY2 W2^T is one
+// matmul accumulating into the other's result.
+// CHECK-LABEL: func.func @two_products_grad
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<6x4xf32>, %{{[^:]+}}: tensor<4x5xf32>, %{{[^:]+}}: tensor<4x5xf32>, %[[DY1:[^:]+]]: tensor<6x5xf32> {hkt.name = "dresult0"}, %[[DY2:[^:]+]]: tensor<6x5xf32> {hkt.name = "dresult1"})
+// CHECK: %[[DX2:.+]] = linalg.matmul ins(%[[DY2]], %{{.+}} : tensor<6x5xf32>, tensor<5x4xf32>) outs(%{{.+}} : tensor<6x4xf32>)
+// CHECK: %[[DX:.+]] = linalg.matmul ins(%[[DY1]], %{{.+}} : tensor<6x5xf32>, tensor<5x4xf32>) outs(%[[DX2]] : tensor<6x4xf32>)
+// CHECK-NOT: linalg.add ins({{.*}}tensor<6x4xf32>
+// CHECK: return %[[DX]],
+func.func @two_products(%x: tensor<6x4xf32>, %w1: tensor<4x5xf32>, %w2: tensor<4x5xf32>) -> (tensor<6x5xf32>, tensor<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x5xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m1 = linalg.matmul ins(%x, %w1 : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m2 = linalg.matmul ins(%x, %w2 : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  return %m1, %m2 : tensor<6x5xf32>, tensor<6x5xf32>
+}
+
+// -----
+
+// A stacked weight (one slice per level): each slice's gradient is inserted
+// into one zero-filled tensor, where it is zero; a slice read twice is
+// added to in place (the slice only).
+// CHECK-LABEL: func.func @stacked_grad
+// CHECK: %[[DW2:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x6xf32>, tensor<6x5xf32>)
+// CHECK: %[[DW2B:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x6xf32>, tensor<6x5xf32>)
+// CHECK: %[[DW0:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x6xf32>, tensor<6x5xf32>)
+// CHECK: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<3x4x5xf32>)
+// CHECK: %[[I2:.+]] = tensor.insert_slice %[[DW2]] into %[[Z]][2, 0, 0] [1, 4, 5] [1, 1, 1]
+// CHECK: %[[PART:.+]] = tensor.extract_slice %[[I2]][2, 0, 0] [1, 4, 5] [1, 1, 1]
+// CHECK: %[[SUM:.+]] = linalg.add ins(%[[PART]], %[[DW2B]] : tensor<4x5xf32>, tensor<4x5xf32>) outs(%[[PART]] : tensor<4x5xf32>)
+// CHECK: %[[I2B:.+]] = tensor.insert_slice %[[SUM]] into %[[I2]][2, 0, 0] [1, 4, 5] [1, 1, 1]
+// CHECK: %[[DW:.+]] = tensor.insert_slice %[[DW0]] into %[[I2B]][0, 0, 0] [1, 4, 5] [1, 1, 1]
+// CHECK-NOT: linalg.add ins({{.*}}tensor<3x4x5xf32>
+// CHECK: return %{{.+}}, %[[DW]]
+func.func @stacked(%x: tensor<6x4xf32>, %w: tensor<3x4x5xf32>) -> (tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x5xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %w0 = tensor.extract_slice %w[0, 0, 0] [1, 4, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<4x5xf32>
+  %w2 = tensor.extract_slice %w[2, 0, 0] [1, 4, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<4x5xf32>
+  %w2b = tensor.extract_slice %w[2, 0, 0] [1, 4, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<4x5xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m2 = linalg.matmul ins(%x, %w2 : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m3 = linalg.matmul ins(%x, %w2b : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
+  return %m0, %m2, %m3 : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
+}
+
+// -----
+
 // The whole layer: hkt.attention has no adjoint of its own, so it is
 // decomposed into its SPEC steps, each of which has one. Key lengths get no
 // gradient; every parameter does, in argument order.
