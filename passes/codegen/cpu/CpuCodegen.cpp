@@ -13,6 +13,7 @@
 
 #include "passes/codegen/cpu/CpuTuning.h"
 #include "passes/codegen/cpu/Passes.h"
+#include "passes/codegen/cpu/RightOperandPanels.h"
 #include "runtime/ModuleFormat.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -480,10 +481,14 @@ void buildLowerDriver(ModuleOp library) {
 /// (a 512-wide weight) fall into two of L1's 64 sets, so the K x regN panel
 /// that a register tile streams does not stay in L1 across the row tiles;
 /// 2112-byte rows spread over all sets. The copy (K x N elements) is small
-/// beside the matmul (2 M K N flops, M >= minRows).
-void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
+/// beside the matmul (2 M K N flops, M >= minRows). After the recipe the
+/// copy becomes column panels where the reads allow (RightOperandPanels.h);
+/// returns the copies.
+SmallVector<memref::AllocOp> padRightOperands(ModuleOp module, int64_t pad,
+                                              int64_t minRows) {
+  SmallVector<memref::AllocOp> copies;
   if (pad <= 0)
-    return;
+    return copies;
   SmallVector<linalg::MatmulOp> matmuls;
   module.walk([&](linalg::MatmulOp mm) {
     if (!inLoopNest(mm) && mm.hasPureBufferSemantics())
@@ -509,8 +514,9 @@ void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
     OpBuilder b(mm);
     Location loc = mm.getLoc();
     auto paddedType = MemRefType::get({k, n + pad}, type.getElementType());
-    Value padded = memref::AllocOp::create(b, loc, paddedType,
-                                           b.getI64IntegerAttr(64));
+    auto padded =
+        memref::AllocOp::create(b, loc, paddedType, b.getI64IntegerAttr(64));
+    copies.push_back(padded);
     Value view = memref::SubViewOp::create(
         b, loc, padded, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(k), b.getIndexAttr(n)},
@@ -520,10 +526,11 @@ void padRightOperands(ModuleOp module, int64_t pad, int64_t minRows) {
     b.setInsertionPointAfter(mm);
     memref::DeallocOp::create(b, loc, padded);
   }
+  return copies;
 }
 
 /// `vector.reduction <maximumf>` over a 1-D float vector of 2^k lanes as
-/// k halvings (extract_strided_slice, cmpf ogt, select), then maximumf with
+/// k halvings (extract_strided_slice, cmpf ogt, select), then the same with
 /// the accumulator if any. See the call for why.
 void reduceMaximumBySelects(vector::ReductionOp op) {
   VectorType type = op.getSourceVectorType();
@@ -546,8 +553,11 @@ void reduceMaximumBySelects(vector::ReductionOp op) {
     v = arith::SelectOp::create(b, loc, greater, lo, hi);
   }
   Value max = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
-  if (Value acc = op.getAcc())
-    max = arith::MaximumFOp::create(b, loc, max, acc);
+  if (Value acc = op.getAcc()) {
+    Value greater =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, max, acc);
+    max = arith::SelectOp::create(b, loc, greater, max, acc);
+  }
   op.replaceAllUsesWith(max);
   op.erase();
 }
@@ -574,7 +584,8 @@ struct HktCpuCodegenPass
       tuning.regRows = regRows;
     if (regVectors > 0)
       tuning.regVectors = regVectors;
-    padRightOperands(module, tuning.padRows, tuning.padMinRows);
+    SmallVector<memref::AllocOp> padded =
+        padRightOperands(module, tuning.padRows, tuning.padMinRows);
 
     // The ops of each class, in walk order.
     std::map<Tiles, SmallVector<Operation *>> classes;
@@ -623,6 +634,10 @@ struct HktCpuCodegenPass
               module, library->lookupSymbol(kLowerEntry), *library,
               transform::TransformOptions())))
         return signalPassFailure();
+      // The padded right operands in column panels, where the register
+      // tiles' reads allow (RightOperandPanels.h).
+      for (memref::AllocOp copy : padded)
+        packRightOperandInPanels(copy);
     }
 
     // Sums along a vector (the softmax row sums) may be reassociated: a
@@ -642,7 +657,9 @@ struct HktCpuCodegenPass
     // 64-wide row, ~10% of the f32 attention loop). A NaN among the scores
     // may be left out of the row's maximum; it still reaches the row's
     // output (or log-sum-exp) through exp(S - m) and the row sum, so that
-    // is NaN either way. The carried value is combined by maximumf.
+    // is NaN either way. The carried value (the running maximum of the
+    // earlier key tiles) is combined the same way: one vmaxss per row where
+    // maximumf took ~10 scalar instructions (~2% of the attention loop).
     SmallVector<vector::ReductionOp> maxima;
     module.walk([&](vector::ReductionOp op) {
       if (op.getKind() == vector::CombiningKind::MAXIMUMF)

@@ -58,9 +58,14 @@ struct CpuTuning {
   /// Cache tiles of a whole matmul [N, K], the K loop outside N. Retuned
   /// together with the K step from TOOLCHAIN.md's [N 256, K 512]: with
   /// column panels outside rows, the layer went from ~550 to ~450 ms
-  /// (docs/performance.md, step 1).
+  /// (docs/performance.md, step 1). K 256 -> 512 once the right operand is
+  /// read from contiguous panels (RightOperandPanels.h): a register tile's
+  /// accumulators are loaded and stored once per 512 K steps instead of
+  /// twice, 2-4% on the layer at D = 512 on the Intel host
+  /// (docs/performance.md, "the right operand in panels"); not measured on
+  /// AMD.
   int64_t cacheN = 512;
-  int64_t cacheK = 256;
+  int64_t cacheK = 512;
 
   /// Elements added to each row of a whole matmul's right operand when its
   /// rows lie a multiple of 1 KiB apart (a copy, made once per call; 0: never).

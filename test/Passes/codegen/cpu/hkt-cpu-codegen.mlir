@@ -57,7 +57,7 @@ func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<
 // CHECK: linalg.generic {{.*}} ins(%{{.+}} : memref<4x8xf32>) outs(%{{.+}} : memref<4x8x16xf32>)
 // Row sums are reassociated (a tree of vector adds, not a chain of scalar
 // ones); row maxima are halved by compare and select (x86's vmaxps) down to
-// one lane, which maximumf combines with the carried maximum.
+// one lane, combined with the carried maximum the same way.
 // CHECK: vector.reduction <add>, %{{.+}}, %{{.+}} fastmath<reassoc> : vector<16xf32> into f32
 // CHECK-NOT: vector.reduction <maximumf>
 // CHECK: %[[LO8:.+]] = vector.extract_strided_slice %[[ROW:.+]] {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
@@ -66,7 +66,8 @@ func.func @projection(%a: memref<128x64xf32>, %b: memref<64x32xf32>, %c: memref<
 // CHECK-NEXT: %[[M8:.+]] = arith.select %[[GT8]], %[[LO8]], %[[HI8]] : vector<8xi1>, vector<8xf32>
 // CHECK-COUNT-3: arith.select %{{.+}}, %{{.+}}, %{{.+}} : vector<{{[421]}}xi1>, vector<{{[421]}}xf32>
 // CHECK-NEXT: %[[M1:.+]] = vector.extract %{{.+}}[0] : f32 from vector<1xf32>
-// CHECK-NEXT: arith.maximumf %[[M1]], %{{.+}} : f32
+// CHECK-NEXT: %[[GT:.+]] = arith.cmpf ogt, %[[M1]], %[[ACC:.+]] : f32
+// CHECK-NEXT: arith.select %[[GT]], %[[M1]], %[[ACC]] : f32
 // CHECK-NOT: vector.reduction <maximumf>
 func.func @tile_ops(%s: memref<4x8x16xf32>, %row: memref<16xf32>, %odd: memref<4x8xf32>, %a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>, %p: memref<8x16xf32>, %sums: memref<8xf32>, %maxs: memref<8xf32>) {
   %c0 = arith.constant 0 : index
@@ -146,16 +147,24 @@ func.func @reshaped_view(%a: memref<64x256xf32>, %out: memref<1x64x256xf32>) {
   return
 }
 
-// A right operand whose rows lie 1 KiB apart (256 floats) is copied into
-// rows of 272 (one cache line more) before the matmul reads it, and the
-// copy freed after it; one whose rows are 128 bytes apart is not.
+// A right operand whose rows lie 1 KiB apart (256 floats) is copied, before
+// the matmul reads it, into column panels as wide as a register tile's row
+// of vectors (16 floats with AVX2's 6 x 2 tile: 16 panels of 64 x 16, each
+// contiguous), in thread blocks of rows (a reshaped view of the rows,
+// transposed); the register tiles read their panel, and the copy is freed
+// after the matmul. One whose rows are 128 bytes apart is not copied.
 // CHECK-LABEL: func.func @padded_rows
-// CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x272xf32>
+// CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64x16xf32>
 // CHECK: scf.forall
-// CHECK: memref.subview %[[P]]
-// CHECK: linalg.copy ins(%{{.+}} : memref<{{.+}}strided<[256, 1]{{.*}}>) outs(%{{.+}} : memref<{{.+}}strided<[272, 1]{{.*}}>)
-// CHECK: vector.transfer_read %[[P]]
-// CHECK: memref.dealloc %[[P]] : memref<64x272xf32>
+// CHECK: %[[ROWS:.+]] = memref.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [4, 16, 16] : memref<4x256xf32, strided<[256, 1], offset: ?>> into memref<4x16x16xf32, strided<[256, 16, 1], offset: ?>>
+// CHECK: %[[INTO:.+]] = memref.subview %[[P]][0, %{{.+}}, 0] [16, 4, 16] [1, 1, 1]
+// CHECK: linalg.transpose ins(%[[ROWS]] : {{.+}}) outs(%[[INTO]] : {{.+}}) permutation = [1, 0, 2]
+// CHECK: scf.forall
+// CHECK: %[[PANEL:.+]] = arith.divui %[[COL:.+]], %c16
+// CHECK: %[[IN:.+]] = arith.remui %[[COL]], %c16
+// CHECK: vector.transfer_read %[[P]][%[[PANEL]], %{{.+}}, %[[IN]]], %{{.+}} {in_bounds = [true, true]} : memref<16x64x16xf32>, vector<4x16xf32>
+// CHECK-NOT: memref<64x256xf32>
+// CHECK: memref.dealloc %[[P]] : memref<16x64x16xf32>
 // CHECK-LABEL: func.func @unpadded_rows
 // CHECK-NOT: memref.alloc
 // CHECK: return
@@ -165,6 +174,20 @@ func.func @padded_rows(%a: memref<256x64xf32>, %b: memref<64x256xf32>, %c: memre
 }
 func.func @unpadded_rows(%a: memref<256x64xf32>, %b: memref<64x32xf32>, %c: memref<256x32xf32>) {
   linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x32xf32>) outs(%c : memref<256x32xf32>)
+  return
+}
+
+// Dynamic rows: the remainder rows' matmul (fewer than a register tile's)
+// reads its panel as a K x 16 view.
+// CHECK-LABEL: func.func @dynamic_rows_panels
+// CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64x16xf32>
+// CHECK: linalg.transpose
+// CHECK: %[[VIEW:.+]] = memref.subview %[[P]][%{{.+}}, 0, %{{.+}}] [1, 64, 16] [1, 1, 1] : memref<16x64x16xf32> to memref<64x16xf32, strided<[16, 1], offset: ?>>
+// CHECK: vector.transfer_read %[[P]]
+// CHECK: linalg.matmul ins(%{{.+}}, %[[VIEW]] : memref<?x64xf32, strided<[64, 1], offset: ?>>, memref<64x16xf32, strided<[16, 1], offset: ?>>)
+// CHECK: memref.dealloc %[[P]]
+func.func @dynamic_rows_panels(%a: memref<?x64xf32>, %b: memref<64x256xf32>, %c: memref<?x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x256xf32>) outs(%c : memref<?x256xf32>)
   return
 }
 
