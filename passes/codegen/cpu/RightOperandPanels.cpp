@@ -15,9 +15,9 @@
 //
 // Done after the recipe, on what it made of the matmul (vector reads at
 // register-tile columns), so that the recipe's tiling and vectorisation stay
-// upstream's: the reads' indices are remapped, the copy becomes a transpose
-// of a reshaped view. Where a read cannot be proven to stay inside one panel
-// the padded copy is kept.
+// upstream's: the reads' indices are remapped, the copy (split across the
+// threads by rows) writes panel-wide vectors. Where a read cannot be proven
+// to stay inside one panel the padded copy is kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,27 +248,42 @@ bool mlir::hkt::packRightOperandInPanels(memref::AllocOp padded) {
       use.set(inPanel);
     view.erase();
   }
-  // Rows [r, r + R) of the operand into rows [r, r + R) of every panel: the
-  // source viewed as R x N/P x P, transposed to N/P x R x P.
+  // Rows [r, r + R) of the operand into rows [r, r + R) of every panel, one
+  // panel-wide vector at a time (contiguous on both sides: whole vector
+  // loads and stores, where a linalg.transpose of a reshaped view would be
+  // lowered to scalar loops after the recipe).
+  auto vectorType = VectorType::get({panel}, type.getElementType());
   for (auto [view, copy] : copies) {
     OpBuilder cb(copy);
     Location at = copy.getLoc();
     Value source = copy.getInputs()[0];
-    auto sourceType = cast<MemRefType>(source.getType());
-    int64_t rows = sourceType.getDimSize(0);
-    Value split = memref::ExpandShapeOp::create(
-        cb, at, SmallVector<int64_t>{rows, n / panel, panel}, source,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
-    SmallVector<OpFoldResult> offsets = {
-        cb.getIndexAttr(0), view.getMixedOffsets()[0], cb.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {cb.getIndexAttr(n / panel),
-                                       view.getMixedSizes()[0],
-                                       cb.getIndexAttr(panel)};
-    SmallVector<OpFoldResult> strides(3, cb.getIndexAttr(1));
-    Value into =
-        memref::SubViewOp::create(cb, at, panels, offsets, sizes, strides);
-    linalg::TransposeOp::create(cb, at, split, into,
-                                ArrayRef<int64_t>{1, 0, 2});
+    Value zero = arith::ConstantIndexOp::create(cb, at, 0);
+    Value one = arith::ConstantIndexOp::create(cb, at, 1);
+    Value width = arith::ConstantIndexOp::create(cb, at, panel);
+    Value count = arith::ConstantIndexOp::create(cb, at, n / panel);
+    Value rows = memref::DimOp::create(cb, at, source, 0);
+    Value first =
+        getValueOrCreateConstantIndexOp(cb, at, view.getMixedOffsets()[0]);
+    Value padding = arith::ConstantOp::create(
+        cb, at, cb.getFloatAttr(type.getElementType(), 0.0));
+    scf::ForOp::create(
+        cb, at, zero, rows, one, ValueRange(),
+        [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+          Value row = arith::AddIOp::create(b, loc, first, i);
+          scf::ForOp::create(
+              b, loc, zero, count, one, ValueRange(),
+              [&](OpBuilder &b, Location loc, Value p, ValueRange) {
+                Value column = arith::MulIOp::create(b, loc, p, width);
+                Value v = vector::TransferReadOp::create(
+                    b, loc, vectorType, source, ValueRange{i, column}, padding,
+                    ArrayRef<bool>{true});
+                vector::TransferWriteOp::create(b, loc, v, panels,
+                                                ValueRange{p, row, zero},
+                                                ArrayRef<bool>{true});
+                scf::YieldOp::create(b, loc);
+              });
+          scf::YieldOp::create(b, loc);
+        });
     copy.erase();
     view.erase();
   }

@@ -150,18 +150,22 @@ func.func @reshaped_view(%a: memref<64x256xf32>, %out: memref<1x64x256xf32>) {
 // A right operand whose rows lie 1 KiB apart (256 floats) is copied, before
 // the matmul reads it, into column panels as wide as a register tile's row
 // of vectors (16 floats with AVX2's 6 x 2 tile: 16 panels of 64 x 16, each
-// contiguous), in thread blocks of rows (a reshaped view of the rows,
-// transposed); the register tiles read their panel, and the copy is freed
-// after the matmul. One whose rows are 128 bytes apart is not copied.
+// contiguous), in thread blocks of rows, one panel-wide vector at a time;
+// the register tiles read their panel, and the copy is freed after the
+// matmul. One whose rows are 128 bytes apart is not copied.
 // CHECK-LABEL: func.func @padded_rows
 // CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64x16xf32>
 // CHECK: scf.forall
-// CHECK: %[[ROWS:.+]] = memref.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [4, 16, 16] : memref<4x256xf32, strided<[256, 1], offset: ?>> into memref<4x16x16xf32, strided<[256, 16, 1], offset: ?>>
-// CHECK: %[[INTO:.+]] = memref.subview %[[P]][0, %{{.+}}, 0] [16, 4, 16] [1, 1, 1]
-// CHECK: linalg.transpose ins(%[[ROWS]] : {{.+}}) outs(%[[INTO]] : {{.+}}) permutation = [1, 0, 2]
+// CHECK: %[[ROWS:.+]] = memref.subview %{{.+}}[%[[FIRST:.+]], 0] [4, 256] [1, 1] : memref<64x256xf32> to memref<4x256xf32, strided<[256, 1], offset: ?>>
+// CHECK: scf.for %[[I:.+]] = %c0 to %c4 step %c1
+// CHECK: %[[ROW:.+]] = arith.addi %[[FIRST]], %[[I]]
+// CHECK: scf.for %[[J:.+]] = %c0 to %c16 step %c1
+// CHECK: %[[COL:.+]] = arith.muli %[[J]], %c16
+// CHECK: %[[V:.+]] = vector.transfer_read %[[ROWS]][%[[I]], %[[COL]]], %{{.+}} {in_bounds = [true]} : memref<4x256xf32, strided<[256, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], %[[P]][%[[J]], %[[ROW]], %c0] {in_bounds = [true]} : vector<16xf32>, memref<16x64x16xf32>
 // CHECK: scf.forall
-// CHECK: %[[PANEL:.+]] = arith.divui %[[COL:.+]], %c16
-// CHECK: %[[IN:.+]] = arith.remui %[[COL]], %c16
+// CHECK: %[[PANEL:.+]] = arith.divui %[[C:.+]], %c16
+// CHECK: %[[IN:.+]] = arith.remui %[[C]], %c16
 // CHECK: vector.transfer_read %[[P]][%[[PANEL]], %{{.+}}, %[[IN]]], %{{.+}} {in_bounds = [true, true]} : memref<16x64x16xf32>, vector<4x16xf32>
 // CHECK-NOT: memref<64x256xf32>
 // CHECK: memref.dealloc %[[P]] : memref<16x64x16xf32>
@@ -181,7 +185,7 @@ func.func @unpadded_rows(%a: memref<256x64xf32>, %b: memref<64x32xf32>, %c: memr
 // reads its panel as a K x 16 view.
 // CHECK-LABEL: func.func @dynamic_rows_panels
 // CHECK: %[[P:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64x16xf32>
-// CHECK: linalg.transpose
+// CHECK: vector.transfer_write %{{.+}}, %[[P]]
 // CHECK: %[[VIEW:.+]] = memref.subview %[[P]][%{{.+}}, 0, %{{.+}}] [1, 64, 16] [1, 1, 1] : memref<16x64x16xf32> to memref<64x16xf32, strided<[16, 1], offset: ?>>
 // CHECK: vector.transfer_read %[[P]]
 // CHECK: linalg.matmul ins(%{{.+}}, %[[VIEW]] : memref<?x64xf32, strided<[64, 1], offset: ?>>, memref<64x16xf32, strided<[16, 1], offset: ?>>)
