@@ -123,15 +123,17 @@ def gradient_errors(args, ref, aux, got_all, dens=None):
     # The gradients that flow from dS = P (dP - delta) (wq, wk, theta,
     # down_w, down_b) are exactly zero when every row has one valid key,
     # and in bf16 dP comes from bf16 dO and V while delta = rowsum(dO * O)
-    # is float32, so the cancellation leaves one bf16 rounding (2^-8) of
+    # is float32, so the cancellation leaves bf16 roundings (2^-8) of
     # its terms (seed 2589869690, length 1: dwq 1.5e-3 of the largest
-    # gradient); their floor is 2^-8 / tol, which allows an error of one
-    # bf16 ulp of the largest gradient.
+    # gradient; seed 411472075 of gpu-emulation-dynamic.test, length 1:
+    # dwq 1.01 bf16 ulps of it, before and after 2026-12-08's compiler);
+    # their floor is 2^-7 / tol, which allows an error of two bf16 ulps of
+    # the largest gradient (a wrong gradient is off by ~all of it).
     largest = max(np.linalg.norm(w) for w in ref.values())
     from_ds = ("wq", "wk", "theta", "down_w", "down_b")
     def floor(name):
         if args.precision == "bf16" and name in from_ds:
-            return 2.0 ** -8 / args.tol * largest
+            return 2.0 ** -7 / args.tol * largest
         return 1e-3 * largest
     errors = {}
     for name, want in ref.items():
