@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::hkt {
 
@@ -92,6 +93,13 @@ inline Value zerosLike(OpBuilder &b, Location loc, Value v) {
   Type elt = cast<RankedTensorType>(v.getType()).getElementType();
   return linalg::FillOp::create(b, loc, floatConstant(b, loc, elt, 0.0), empty)
       .getResult(0);
+}
+
+/// True when `v` is a tensor that linalg.fill sets to zero (as zerosLike
+/// builds).
+inline bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
 }
 
 /// `size + extra`, folded when `size` is static.

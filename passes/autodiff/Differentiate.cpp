@@ -313,15 +313,6 @@ private:
     return false;
   }
 
-  static bool isZeroFill(Value v) {
-    auto fill = v.getDefiningOp<linalg::FillOp>();
-    if (!fill)
-      return false;
-    auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-    return f && f.getValue().isZero();
-  }
-
   /// `v` is available at `op` (a block argument, or defined before it).
   static bool dominates(Value v, Operation *op) {
     Operation *def = v.getDefiningOp();

@@ -257,11 +257,6 @@ void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall) {
   });
 }
 
-bool isZeroFill(Value v) {
-  auto fill = v.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
-
 Value unpackHeadTiles(RewriterBase &rw, Location loc, Value packed,
                       ArrayRef<int64_t> rad) {
   auto t = cast<RankedTensorType>(packed.getType());

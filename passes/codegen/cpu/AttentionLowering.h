@@ -89,9 +89,6 @@ Value unpadTo(RewriterBase &rw, Location loc, Value padded,
 /// What the tiled ops left behind inside `forall` and nobody reads.
 void eraseDeadInside(RewriterBase &rw, scf::ForallOp forall);
 
-/// A tensor that linalg.fill sets to zero.
-bool isZeroFill(Value v);
-
 /// The inverse of packHeadMajor for one head's transposed tiles:
 /// tiles x d x tileLen (in the order of `rad`) -> N x d in sequence order.
 Value unpackHeadTiles(RewriterBase &rw, Location loc, Value packed,
